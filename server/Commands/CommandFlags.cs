@@ -1,0 +1,27 @@
+namespace Diagnostics.Server.Commands;
+
+/// <summary>Command properties: Redis's flags (reported by COMMAND) plus where the command runs.</summary>
+[Flags]
+public enum CommandFlags
+{
+    None = 0,
+    Write = 1 << 0,
+    ReadOnly = 1 << 1,
+    DenyOom = 1 << 2,
+    Admin = 1 << 3,
+    PubSub = 1 << 4,
+    NoScript = 1 << 5,
+    Blocking = 1 << 6,
+    Loading = 1 << 7,
+    Stale = 1 << 8,
+    NoAuth = 1 << 9,
+    Fast = 1 << 10,
+    AllowBusy = 1 << 11,
+    NoMulti = 1 << 12,
+    SkipSlowlog = 1 << 13,
+
+    /// <summary>Touches no keys: runs on the connection's own thread, no shard involved.</summary>
+    Connection = 1 << 20,
+    /// <summary>Needs every shard at once (FLUSHALL, KEYS, SWAPDB): all shards are parked while it runs.</summary>
+    AllShards = 1 << 21,
+}

@@ -1,0 +1,88 @@
+using System.Text;
+
+namespace Diagnostics.Server.Commands;
+
+/// <summary>
+/// Everything the server knows about one command: its name, arity, flags and key positions (for
+/// routing and COMMAND INFO), the handler, and the documentation COMMAND DOCS returns.
+/// </summary>
+public sealed class CommandSpec
+{
+    public CommandSpec(string name, int arity, CommandFlags flags, int firstKey, int lastKey, int keyStep,
+        CommandHandler? handler, string group, string summary, string since = "1.0.0", string complexity = "O(1)")
+    {
+        Name = name.ToLowerInvariant();
+        Arity = arity;
+        Flags = flags;
+        FirstKey = firstKey;
+        LastKey = lastKey;
+        KeyStep = keyStep;
+        Handler = handler;
+        Group = group;
+        Summary = summary;
+        Since = since;
+        Complexity = complexity;
+        NameBytes = Encoding.ASCII.GetBytes(Name);
+    }
+
+    public string Name { get; }
+    /// <summary>"client|list" for subcommands, as COMMAND INFO and error messages spell it.</summary>
+    public string FullName => Parent is null ? Name : $"{Parent.Name}|{Name}";
+    public byte[] NameBytes { get; }
+    /// <summary>Positive: exact argument count including the name; negative: at least that many.</summary>
+    public int Arity { get; }
+    public CommandFlags Flags { get; }
+    public int FirstKey { get; }
+    /// <summary>Index of the last key; -1 means the last argument, -2 the one before it.</summary>
+    public int LastKey { get; }
+    public int KeyStep { get; }
+    public CommandHandler? Handler { get; }
+    public string Group { get; }
+    public string Summary { get; }
+    public string Since { get; }
+    public string Complexity { get; }
+    /// <summary>Documented arguments (COMMAND DOCS), in order.</summary>
+    public IReadOnlyList<CommandArgument> Arguments { get; init; } = [];
+    public CommandSpec? Parent { get; private set; }
+    public IReadOnlyDictionary<string, CommandSpec>? Subcommands => _subcommands;
+    /// <summary>Index into per-command statistics arrays.</summary>
+    public int Id { get; internal set; }
+
+    private Dictionary<string, CommandSpec>? _subcommands;
+    private Dictionary<string, CommandSpec>.AlternateLookup<ReadOnlySpan<char>> _subLookup;
+
+    public bool HasKeys => FirstKey > 0;
+    public bool IsWrite => (Flags & CommandFlags.Write) != 0;
+
+    public CommandSpec WithSubcommands(params CommandSpec[] subcommands)
+    {
+        _subcommands = new Dictionary<string, CommandSpec>(StringComparer.OrdinalIgnoreCase);
+        foreach (var sub in subcommands)
+        {
+            sub.Parent = this;
+            _subcommands.Add(sub.Name, sub);
+        }
+        _subLookup = _subcommands.GetAlternateLookup<ReadOnlySpan<char>>();
+        return this;
+    }
+
+    public CommandSpec? FindSubcommand(ReadOnlySpan<byte> name)
+    {
+        if (_subcommands is null || name.Length > 64)
+            return null;
+        Span<char> chars = stackalloc char[name.Length];
+        for (int i = 0; i < name.Length; i++)
+            chars[i] = (char)name[i];
+        return _subLookup.TryGetValue(chars, out var spec) ? spec : null;
+    }
+
+    /// <summary>True when <paramref name="argCount"/> (name included) satisfies the arity.</summary>
+    public bool AcceptsArgCount(int argCount) => Arity >= 0 ? argCount == Arity : argCount >= -Arity;
+
+    /// <summary>Index of the last key for a command with <paramref name="argCount"/> arguments.</summary>
+    public int LastKeyIndex(int argCount) => LastKey >= 0 ? LastKey : argCount + LastKey;
+}
+
+/// <summary>One documented argument of a command (COMMAND DOCS "arguments").</summary>
+public sealed record CommandArgument(string Name, string Type, bool Optional = false, bool Multiple = false,
+    string? Token = null, IReadOnlyList<CommandArgument>? Children = null);

@@ -1,0 +1,56 @@
+namespace Diagnostics.Server.Commands;
+
+/// <summary>
+/// Name to <see cref="CommandSpec"/>. Lookup is case-insensitive and allocation-free: the name's
+/// bytes are widened on the stack and matched through the dictionary's span lookup.
+/// Each command family registers its own specs; this class knows no command by name.
+/// </summary>
+public sealed class CommandTable
+{
+    private readonly Dictionary<string, CommandSpec> _byName = new(StringComparer.OrdinalIgnoreCase);
+    private readonly Dictionary<string, CommandSpec>.AlternateLookup<ReadOnlySpan<char>> _lookup;
+    private readonly List<CommandSpec> _all = [];
+
+    public CommandTable()
+    {
+        _lookup = _byName.GetAlternateLookup<ReadOnlySpan<char>>();
+        ConnectionCommands.Register(this);
+        ClientCommands.Register(this);
+        StringCommands.Register(this);
+        KeyCommands.Register(this);
+        ServerCommands.Register(this);
+    }
+
+    /// <summary>Top-level commands in registration order.</summary>
+    public IReadOnlyCollection<CommandSpec> Commands => _byName.Values;
+
+    /// <summary>Every spec including subcommands, indexed by <see cref="CommandSpec.Id"/>.</summary>
+    public IReadOnlyList<CommandSpec> AllSpecs => _all;
+
+    public void Add(CommandSpec spec)
+    {
+        _byName.Add(spec.Name, spec);
+        Index(spec);
+    }
+
+    private void Index(CommandSpec spec)
+    {
+        spec.Id = _all.Count;
+        _all.Add(spec);
+        if (spec.Subcommands is not null)
+            foreach (var sub in spec.Subcommands.Values)
+                Index(sub);
+    }
+
+    public CommandSpec? Find(ReadOnlySpan<byte> name)
+    {
+        if (name.Length > 64)
+            return null;
+        Span<char> chars = stackalloc char[name.Length];
+        for (int i = 0; i < name.Length; i++)
+            chars[i] = (char)name[i];
+        return _lookup.TryGetValue(chars, out var spec) ? spec : null;
+    }
+
+    public CommandSpec? Find(string name) => _byName.GetValueOrDefault(name);
+}

@@ -1,0 +1,200 @@
+using System.Globalization;
+using Diagnostics.Server.Engine;
+using Diagnostics.Server.Protocol;
+
+namespace Diagnostics.Server.Configuration;
+
+/// <summary>
+/// The server's settings, named and spelled as redis-server's. Each setting is a
+/// <see cref="ConfigParameter"/> in one table that the command line, redis.conf files,
+/// CONFIG GET/SET and CONFIG REWRITE all go through.
+/// </summary>
+public sealed class ServerConfig
+{
+    private readonly Dictionary<string, ConfigParameter> _parameters = new(StringComparer.OrdinalIgnoreCase);
+    private readonly List<ConfigParameter> _ordered = [];
+
+    public ServerConfig()
+    {
+        Int("port", () => Port, v => Port = v, 0, 65535, mutable: false);
+        Add(new ConfigParameter("bind", () => string.Join(' ', Bind), v => SetBind(v), mutable: false));
+        Add(new ConfigParameter("requirepass", () => RequirePass ?? "", v => { RequirePass = v.Length == 0 ? null : v; return null; }));
+        Int("maxclients", () => MaxClients, v => MaxClients = v, 1, 1_000_000);
+        Int("databases", () => Databases, v => Databases = v, 1, 1_000_000, mutable: false);
+        Bool("protected-mode", () => ProtectedMode, v => ProtectedMode = v);
+        Memory("proto-max-bulk-len", () => Limits.ProtoMaxBulkLength, v => Limits.ProtoMaxBulkLength = v, 1024 * 1024, int.MaxValue - 1024L);
+        Memory("client-query-buffer-limit", () => Limits.ClientQueryBufferLimit, v => Limits.ClientQueryBufferLimit = v, 1024 * 1024, long.MaxValue);
+        Int("shards", () => Shards, v => Shards = v, 1, 1024, mutable: false);
+        Add(new ConfigParameter("execution-mode", () => Mode == ExecutionMode.Executor ? "executor" : "inline", SetMode, mutable: false));
+        Int("hz", () => Hz, v => { Hz = v; HzChanged?.Invoke(v); }, 1, 500);
+        Int("timeout", () => Timeout, v => Timeout = v, 0, int.MaxValue);
+        Int("tcp-keepalive", () => TcpKeepAlive, v => TcpKeepAlive = v, 0, int.MaxValue);
+        Add(new ConfigParameter("dir", () => Dir, SetDir));
+        Add(new ConfigParameter("logfile", () => LogFile, v => { LogFile = v; return null; }, mutable: false));
+        Add(new ConfigParameter("loglevel", () => LogLevel, v => OneOf(v, ["debug", "verbose", "notice", "warning", "nothing"], s => LogLevel = s)));
+        Int("http-port", () => HttpPort, v => HttpPort = v, 0, 65535, mutable: false);
+        Add(new ConfigParameter("http-bind", () => string.Join(' ', HttpBind), v => { HttpBind = Split(v); return null; }, mutable: false));
+        Add(new ConfigParameter("daemonize", () => "no", v => v.Equals("no", StringComparison.OrdinalIgnoreCase) ? null : "daemonize is not supported; run under a service manager", mutable: false));
+        Add(new ConfigParameter("pidfile", () => PidFile, v => { PidFile = v; return null; }, mutable: false));
+
+        // Redis tunables that shape internal encodings or features this server does not have:
+        // accepted and reported so configuration files and tools written for Redis keep working.
+        foreach (var (name, value) in InertDefaults)
+            Inert(name, value);
+    }
+
+    public int Port { get; private set; } = 6379;
+    public string[] Bind { get; private set; } = ["127.0.0.1", "-::1"];
+    public string? RequirePass { get; set; }
+    public int MaxClients { get; private set; } = 10000;
+    public int Databases { get; private set; } = 16;
+    public bool ProtectedMode { get; private set; } = true;
+    public ProtocolLimits Limits { get; } = new();
+    public int Shards { get; private set; } = Environment.ProcessorCount;
+    public ExecutionMode Mode { get; private set; } = ExecutionMode.Executor;
+    public int Hz { get; private set; } = 10;
+    public int Timeout { get; private set; }
+    public int TcpKeepAlive { get; private set; } = 300;
+    public string Dir { get; private set; } = Directory.GetCurrentDirectory();
+    public string LogFile { get; private set; } = "";
+    public string LogLevel { get; private set; } = "notice";
+    public int HttpPort { get; private set; } = 8080;
+    public string[] HttpBind { get; private set; } = ["127.0.0.1"];
+    public string PidFile { get; private set; } = "";
+    /// <summary>The configuration file the server started from, if any (CONFIG REWRITE target).</summary>
+    public string? ConfigFile { get; set; }
+
+    /// <summary>Raised when hz changes at run time so the shard cron can follow.</summary>
+    public event Action<int>? HzChanged;
+
+    public IReadOnlyList<ConfigParameter> Parameters => _ordered;
+
+    public ConfigParameter? Find(string name) => _parameters.GetValueOrDefault(name);
+
+    /// <summary>Sets a parameter by name; returns null on success or Redis's error text.</summary>
+    public string? Set(string name, string value, bool atStartup)
+    {
+        var parameter = Find(name);
+        if (parameter is null)
+            return $"Unknown option or number of arguments for CONFIG SET - '{name}'";
+        if (!atStartup && !parameter.Mutable)
+            return $"CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config";
+        string? problem = parameter.Set(value);
+        return problem is null ? null : $"CONFIG SET failed (possibly related to argument '{name}') - {problem}";
+    }
+
+    private void Add(ConfigParameter parameter)
+    {
+        _parameters.Add(parameter.Name, parameter);
+        foreach (var alias in parameter.Aliases)
+            _parameters.Add(alias, parameter);
+        _ordered.Add(parameter);
+    }
+
+    private void Int(string name, Func<int> get, Action<int> set, int min, int max, bool mutable = true)
+        => Add(new ConfigParameter(name, () => get().ToString(CultureInfo.InvariantCulture), v =>
+        {
+            if (!long.TryParse(v, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out long n))
+                return "argument couldn't be parsed into an integer";
+            if (n < min || n > max)
+                return $"argument must be between {min} and {max} inclusive";
+            set((int)n);
+            return null;
+        }, mutable));
+
+    private void Memory(string name, Func<long> get, Action<long> set, long min, long max)
+        => Add(new ConfigParameter(name, () => get().ToString(CultureInfo.InvariantCulture), v =>
+        {
+            if (!MemorySize.TryParse(v, out long n))
+                return "argument must be a memory value";
+            if (n < min || n > max)
+                return $"argument must be between {min} and {max} inclusive";
+            set(n);
+            return null;
+        }));
+
+    private void Bool(string name, Func<bool> get, Action<bool> set)
+        => Add(new ConfigParameter(name, () => get() ? "yes" : "no", v =>
+        {
+            if (v.Equals("yes", StringComparison.OrdinalIgnoreCase)) set(true);
+            else if (v.Equals("no", StringComparison.OrdinalIgnoreCase)) set(false);
+            else return "argument must be 'yes' or 'no'";
+            return null;
+        }));
+
+    private void Inert(string name, string initial)
+    {
+        string value = initial;
+        Add(new ConfigParameter(name, () => value, v => { value = v; return null; }));
+    }
+
+    private static string? OneOf(string value, string[] allowed, Action<string> set)
+    {
+        foreach (var option in allowed)
+        {
+            if (option.Equals(value, StringComparison.OrdinalIgnoreCase))
+            {
+                set(option);
+                return null;
+            }
+        }
+        return "argument(s) must be one of the following: " + string.Join(", ", allowed);
+    }
+
+    private string? SetBind(string value)
+    {
+        var addresses = Split(value);
+        if (addresses.Length == 0)
+            return "Too many bind addresses specified.";
+        foreach (var address in addresses)
+        {
+            string plain = address.TrimStart('-');
+            if (plain != "*" && plain != "::*" && !System.Net.IPAddress.TryParse(plain, out _) && plain != "localhost")
+                return $"Failed to bind to specified addresses: '{address}' is not an IP address";
+        }
+        Bind = addresses;
+        BindExplicit = true;
+        return null;
+    }
+
+    /// <summary>True when bind was configured; protected mode applies only with the default bind, as in Redis.</summary>
+    public bool BindExplicit { get; private set; }
+
+    private string? SetMode(string value)
+        => OneOf(value, ["executor", "inline"], s => Mode = s == "executor" ? ExecutionMode.Executor : ExecutionMode.Inline);
+
+    private string? SetDir(string value)
+    {
+        if (!Directory.Exists(value))
+            return "No such file or directory";
+        Dir = Path.GetFullPath(value);
+        return null;
+    }
+
+    private static string[] Split(string value) => value.Split(' ', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+
+    private static readonly (string Name, string Value)[] InertDefaults =
+    [
+        ("hash-max-listpack-entries", "128"), ("hash-max-listpack-value", "64"),
+        ("hash-max-ziplist-entries", "128"), ("hash-max-ziplist-value", "64"),
+        ("list-max-listpack-size", "-2"), ("list-max-ziplist-size", "-2"), ("list-compress-depth", "0"),
+        ("set-max-intset-entries", "512"), ("set-max-listpack-entries", "128"), ("set-max-listpack-value", "64"),
+        ("zset-max-listpack-entries", "128"), ("zset-max-listpack-value", "64"),
+        ("zset-max-ziplist-entries", "128"), ("zset-max-ziplist-value", "64"),
+        ("hll-sparse-max-bytes", "3000"), ("stream-node-max-bytes", "4096"), ("stream-node-max-entries", "100"),
+        ("activerehashing", "yes"), ("lazyfree-lazy-eviction", "no"), ("lazyfree-lazy-expire", "no"),
+        ("lazyfree-lazy-server-del", "no"), ("lazyfree-lazy-user-del", "no"), ("lazyfree-lazy-user-flush", "no"),
+        ("activedefrag", "no"), ("save", ""), ("appendonly", "no"), ("appendfsync", "everysec"),
+        ("tcp-backlog", "511"), ("supervised", "no"), ("always-show-logo", "no"), ("set-proc-title", "yes"),
+        ("lua-time-limit", "5000"), ("busy-reply-threshold", "5000"), ("slowlog-log-slower-than", "10000"),
+        ("slowlog-max-len", "128"), ("latency-monitor-threshold", "0"), ("latency-tracking", "yes"),
+        ("notify-keyspace-events", ""), ("maxmemory", "0"), ("maxmemory-policy", "noeviction"),
+        ("maxmemory-samples", "5"), ("lfu-log-factor", "10"), ("lfu-decay-time", "1"),
+        ("client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+        ("io-threads", "1"), ("io-threads-do-reads", "no"), ("dynamic-hz", "yes"), ("rdbcompression", "yes"),
+        ("rdbchecksum", "yes"), ("dbfilename", "dump.rdb"), ("stop-writes-on-bgsave-error", "yes"),
+        ("replica-serve-stale-data", "yes"), ("replica-read-only", "yes"), ("repl-diskless-sync", "yes"),
+        ("jemalloc-bg-thread", "yes"), ("oom-score-adj", "no"), ("crash-log-enabled", "yes"),
+        ("enable-debug-command", "no"),
+    ];
+}

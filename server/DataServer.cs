@@ -1,0 +1,33 @@
+using Diagnostics.Server.Commands;
+using Diagnostics.Server.Configuration;
+using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Engine;
+using Diagnostics.Server.Network;
+
+namespace Diagnostics.Server;
+
+/// <summary>The server's state: settings, keyspace, command table, clients and statistics.</summary>
+public sealed class DataServer : IDisposable
+{
+    public DataServer(ServerConfig config)
+    {
+        Config = config;
+        Commands = new CommandTable();
+        ThreadCounters.Configure(Commands.AllSpecs.Count);
+        Keyspace = new Keyspace(config.Shards, config.Databases, config.Mode, config.Hz);
+        config.HzChanged += hz => Keyspace.Cron.Hz = hz;
+    }
+
+    public ServerConfig Config { get; }
+    public CommandTable Commands { get; }
+    public Keyspace Keyspace { get; }
+    public ClientRegistry Clients { get; } = new();
+    public ServerStats Stats { get; } = new();
+    public string RunId { get; } = Convert.ToHexStringLower(System.Security.Cryptography.RandomNumberGenerator.GetBytes(20));
+    public long LastSaveUnixSeconds { get; set; } = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+
+    /// <summary>Set by SHUTDOWN; the host stops when it fires.</summary>
+    public CancellationTokenSource ShutdownRequested { get; } = new();
+
+    public void Dispose() => Keyspace.Dispose();
+}

@@ -1,0 +1,88 @@
+namespace Diagnostics.Server.Diagnostics;
+
+/// <summary>
+/// Per-thread command counters. Each thread writes only its own row with plain arithmetic; INFO
+/// and COMMAND readers sum the rows and accept slightly stale figures. This keeps per-command
+/// bookkeeping off shared cache lines.
+/// </summary>
+public sealed class ThreadCounters
+{
+    private static readonly Lock s_gate = new();
+    private static readonly List<ThreadCounters> s_rows = [];
+    private static int s_commandCount = 256;
+    [ThreadStatic] private static ThreadCounters? t_row;
+
+    private ThreadCounters(int commands)
+    {
+        Calls = new long[commands];
+        Ticks = new long[commands];
+        Failed = new long[commands];
+        Rejected = new long[commands];
+    }
+
+    public readonly long[] Calls;
+    /// <summary>Stopwatch ticks spent executing each command.</summary>
+    public readonly long[] Ticks;
+    public readonly long[] Failed;
+    public readonly long[] Rejected;
+    public long KeyspaceHits;
+    public long KeyspaceMisses;
+
+    /// <summary>Sets how many command ids rows must hold; call once before serving.</summary>
+    public static void Configure(int commandCount) => s_commandCount = commandCount;
+
+    public static ThreadCounters Current => t_row ?? Register();
+
+    private static ThreadCounters Register()
+    {
+        var row = new ThreadCounters(s_commandCount);
+        lock (s_gate)
+            s_rows.Add(row);
+        return t_row = row;
+    }
+
+    /// <summary>A copy of the row list; rows of exited threads stay so totals never go backwards.</summary>
+    public static ThreadCounters[] All()
+    {
+        lock (s_gate)
+            return [.. s_rows];
+    }
+
+    public static (long Calls, long Ticks, long Failed, long Rejected) Sum(int id)
+    {
+        long calls = 0, ticks = 0, failed = 0, rejected = 0;
+        foreach (var row in All())
+        {
+            calls += Volatile.Read(ref row.Calls[id]);
+            ticks += Volatile.Read(ref row.Ticks[id]);
+            failed += Volatile.Read(ref row.Failed[id]);
+            rejected += Volatile.Read(ref row.Rejected[id]);
+        }
+        return (calls, ticks, failed, rejected);
+    }
+
+    public static (long Hits, long Misses) KeyspaceTotals()
+    {
+        long hits = 0, misses = 0;
+        foreach (var row in All())
+        {
+            hits += Volatile.Read(ref row.KeyspaceHits);
+            misses += Volatile.Read(ref row.KeyspaceMisses);
+        }
+        return (hits, misses);
+    }
+
+    /// <summary>CONFIG RESETSTAT: racy by design; a concurrent increment may survive the reset.</summary>
+    public static void ResetAll()
+    {
+        foreach (var row in All())
+        {
+            Array.Clear(row.Calls);
+            Array.Clear(row.Ticks);
+            Array.Clear(row.Failed);
+            Array.Clear(row.Rejected);
+            row.KeyspaceHits = 0;
+            row.KeyspaceMisses = 0;
+        }
+    }
+}

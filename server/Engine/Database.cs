@@ -1,0 +1,269 @@
+using System.Runtime.CompilerServices;
+using Diagnostics.Server.Memory;
+
+namespace Diagnostics.Server.Engine;
+
+/// <summary>
+/// One numbered database's part of one shard: the keys whose hash routes to this shard, plus a
+/// vector of the keys that have a TTL (for active expiry sampling and INFO keyspace's expires).
+/// Only the owning shard's executor touches it, so nothing here locks.
+/// </summary>
+public sealed unsafe class Database : IDisposable
+{
+    private readonly KeyTable _keys = new();
+    private Entry** _volatile;
+    private int _volatileCount;
+    private int _volatileCapacity;
+
+    public Database(int index) => Index = index;
+
+    /// <summary>The database number (SELECT), which moves with the data on SWAPDB.</summary>
+    public int Index { get; internal set; }
+    public long Count => _keys.Count;
+    public int ExpiresCount => _volatileCount;
+    /// <summary>Sum of TTLs seen by the last active expire cycle (avg_ttl in INFO keyspace).</summary>
+    public long AverageTtlMs { get; internal set; }
+    public KeyTable Keys => _keys;
+
+    /// <summary>Finds a live key; an expired one is deleted on the spot (lazy expiry) and reported missing.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public Entry* Lookup(ReadOnlySpan<byte> key, uint hash, long nowMs)
+    {
+        Entry** slot = _keys.FindSlot(key, hash);
+        if (slot == null)
+            return null;
+        Entry* e = *slot;
+        if (e->ExpireAt != 0 && e->ExpireAt <= nowMs)
+        {
+            RemoveAt(slot);
+            ExpiredKeys++;
+            return null;
+        }
+        return e;
+    }
+
+    /// <summary>Keys removed because their TTL passed (INFO stats expired_keys).</summary>
+    public long ExpiredKeys { get; internal set; }
+
+    /// <summary>Like <see cref="Lookup"/> but returns the slot, for callers that replace or remove the entry.</summary>
+    public Entry** LookupSlot(ReadOnlySpan<byte> key, uint hash, long nowMs)
+    {
+        Entry** slot = _keys.FindSlot(key, hash);
+        if (slot == null)
+            return null;
+        Entry* e = *slot;
+        if (e->ExpireAt != 0 && e->ExpireAt <= nowMs)
+        {
+            RemoveAt(slot);
+            ExpiredKeys++;
+            return null;
+        }
+        return slot;
+    }
+
+    /// <summary>
+    /// Sets a string value. <paramref name="expireAt"/>: 0 for no TTL, -1 to keep the existing TTL,
+    /// otherwise absolute Unix milliseconds. Reuses the block when the new value fits.
+    /// </summary>
+    public Entry* SetString(ReadOnlySpan<byte> key, uint hash, ReadOnlySpan<byte> value, long expireAt, long nowMs)
+    {
+        Entry** slot = LookupSlot(key, hash, nowMs);
+        return slot == null ? AddString(key, hash, value, expireAt == -1 ? 0 : expireAt) : OverwriteString(slot, value, expireAt);
+    }
+
+    /// <summary>Adds a key known to be absent.</summary>
+    public Entry* AddString(ReadOnlySpan<byte> key, uint hash, ReadOnlySpan<byte> value, long expireAt)
+    {
+        Entry* e = EntryStore.AllocateString(key, hash, value);
+        _keys.Insert(e);
+        if (expireAt > 0)
+            SetExpire(e, expireAt);
+        return e;
+    }
+
+    /// <summary>Adds an entry built by the caller whose key is known to be absent.</summary>
+    public void Add(Entry* e)
+    {
+        long expireAt = e->ExpireAt;
+        e->ExpireAt = 0;
+        e->VolatileIndex = -1;
+        _keys.Insert(e);
+        if (expireAt > 0)
+            SetExpire(e, expireAt);
+    }
+
+    /// <summary>Replaces the value of the entry at <paramref name="slot"/> with a string.</summary>
+    public Entry* OverwriteString(Entry** slot, ReadOnlySpan<byte> value, long expireAt)
+    {
+        Entry* e = *slot;
+        if (e->Type == ValueType.String && EntryStore.FitsInPlace(e, value.Length))
+        {
+            e->ValueLength = value.Length;
+            value.CopyTo(Entry.ValueOf(e));
+        }
+        else
+        {
+            Entry* fresh = EntryStore.AllocateString(Entry.KeyOf(e), e->Hash, value);
+            e = ReplaceEntry(slot, fresh);
+        }
+        e->AccessClock = LruClock.Now;
+        if (expireAt != -1)
+            SetExpire(e, expireAt);
+        return e;
+    }
+
+    /// <summary>
+    /// Swaps a rebuilt entry (same key) into the table in place of the old one, carrying its TTL
+    /// over, and frees the old block. Returns the new entry.
+    /// </summary>
+    public Entry* ReplaceEntry(Entry** slot, Entry* fresh)
+    {
+        Entry* old = *slot;
+        KeyTable.Replace(slot, fresh);
+        fresh->ExpireAt = old->ExpireAt;
+        fresh->VolatileIndex = old->VolatileIndex;
+        fresh->Frequency = old->Frequency;
+        if (fresh->VolatileIndex >= 0)
+            _volatile[fresh->VolatileIndex] = fresh;
+        EntryStore.Free(old);
+        return fresh;
+    }
+
+    /// <summary>Resizes the entry's value in place or by moving it; the first bytes are kept.</summary>
+    public Entry* ResizeString(Entry** slot, int valueLength)
+    {
+        Entry* e = *slot;
+        if (EntryStore.FitsInPlace(e, valueLength))
+        {
+            e->ValueLength = valueLength;
+            return e;
+        }
+        Entry* fresh = EntryStore.Allocate(Entry.KeyOf(e), e->Hash, valueLength, e->Type);
+        int keep = Math.Min(valueLength, e->ValueLength);
+        Entry.ValueOf(e)[..keep].CopyTo(Entry.ValueOf(fresh));
+        return ReplaceEntry(slot, fresh);
+    }
+
+    public bool Delete(ReadOnlySpan<byte> key, uint hash, long nowMs)
+    {
+        Entry** slot = LookupSlot(key, hash, nowMs);
+        if (slot == null)
+            return false;
+        RemoveAt(slot);
+        return true;
+    }
+
+    /// <summary>Unlinks and frees the entry at <paramref name="slot"/>.</summary>
+    public void RemoveAt(Entry** slot) => EntryStore.Free(Detach(slot));
+
+    /// <summary>Unlinks the entry at <paramref name="slot"/> without freeing it (MOVE, RENAME).</summary>
+    public Entry* Detach(Entry** slot)
+    {
+        Entry* e = _keys.Unlink(slot);
+        if (e->VolatileIndex >= 0)
+            RemoveVolatile(e);
+        return e;
+    }
+
+    /// <summary>Sets or clears (0) the absolute expiry time of an entry.</summary>
+    public void SetExpire(Entry* e, long expireAt)
+    {
+        if (expireAt == 0)
+        {
+            if (e->VolatileIndex >= 0)
+                RemoveVolatile(e);
+            e->ExpireAt = 0;
+            return;
+        }
+        e->ExpireAt = expireAt;
+        if (e->VolatileIndex >= 0)
+            return;
+        if (_volatileCount == _volatileCapacity)
+            GrowVolatile();
+        e->VolatileIndex = _volatileCount;
+        _volatile[_volatileCount++] = e;
+    }
+
+    private void RemoveVolatile(Entry* e)
+    {
+        int index = e->VolatileIndex;
+        Entry* last = _volatile[--_volatileCount];
+        _volatile[index] = last;
+        last->VolatileIndex = index;
+        e->VolatileIndex = -1;
+        e->ExpireAt = 0;
+    }
+
+    private void GrowVolatile()
+    {
+        int capacity = Math.Max(16, _volatileCapacity * 2);
+        _volatile = (Entry**)TrackedAllocator.Realloc((byte*)_volatile, (nuint)(capacity * sizeof(Entry*)));
+        _volatileCapacity = capacity;
+    }
+
+    /// <summary>
+    /// One round of Redis's active expiry: sample up to <paramref name="samples"/> keys with a TTL
+    /// and delete the expired ones. Returns how many were sampled and expired so the caller can
+    /// decide to go on (it repeats while more than a quarter of the sample had expired).
+    /// </summary>
+    public (int Sampled, int Expired) ExpireSample(int samples, long nowMs, Random random)
+    {
+        int sampled = 0, expired = 0;
+        long ttlSum = 0;
+        int ttlCount = 0;
+        for (int i = 0; i < samples && _volatileCount > 0; i++)
+        {
+            Entry* e = _volatile[random.Next(_volatileCount)];
+            sampled++;
+            if (e->ExpireAt <= nowMs)
+            {
+                Entry** slot = _keys.FindSlot(Entry.KeyOf(e), e->Hash);
+                RemoveAt(slot);
+                ExpiredKeys++;
+                expired++;
+            }
+            else
+            {
+                ttlSum += e->ExpireAt - nowMs;
+                ttlCount++;
+            }
+        }
+        if (ttlCount > 0)
+        {
+            long average = ttlSum / ttlCount;
+            // Smoothed like Redis: mostly the previous estimate, partly the new sample.
+            AverageTtlMs = AverageTtlMs == 0 ? average : (AverageTtlMs / 50 * 49) + (average / 50);
+        }
+        if (_volatileCount == 0)
+            AverageTtlMs = 0;
+        return (sampled, expired);
+    }
+
+    /// <summary>Background housekeeping from the shard cron: rehash and shrink.</summary>
+    public void Housekeep(int rehashMilliseconds)
+    {
+        _keys.ShrinkIfSparse();
+        if (_keys.IsRehashing)
+            _keys.RehashFor(rehashMilliseconds);
+        if (_volatileCapacity > 64 && _volatileCount < _volatileCapacity / 8)
+        {
+            int capacity = Math.Max(16, _volatileCapacity / 2);
+            _volatile = (Entry**)TrackedAllocator.Realloc((byte*)_volatile, (nuint)(capacity * sizeof(Entry*)));
+            _volatileCapacity = capacity;
+        }
+    }
+
+    /// <summary>Removes every key and returns them as one chain for the caller to free (now or in the background).</summary>
+    public Entry* DetachAll()
+    {
+        TrackedAllocator.Free((byte*)_volatile);
+        _volatile = null;
+        _volatileCount = _volatileCapacity = 0;
+        AverageTtlMs = 0;
+        return _keys.DetachAll();
+    }
+
+    public void Clear() => EntryStore.FreeChain(DetachAll());
+
+    public void Dispose() => Clear();
+}

@@ -1,0 +1,53 @@
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace Diagnostics.Server.Engine;
+
+/// <summary>What a key holds; the numbers are fixed because they are stored in native memory.</summary>
+public enum ValueType : byte
+{
+    String = 0,
+    List = 1,
+    Set = 2,
+    SortedSet = 3,
+    Hash = 4,
+}
+
+/// <summary>
+/// One key and its value in a single native block: this header, then the key bytes, then the
+/// value bytes (for strings) or a pointer to the value's own structure (other types).
+/// One block per key keeps lookups to one cache miss after the bucket and costs one allocation.
+/// </summary>
+[StructLayout(LayoutKind.Sequential)]
+public unsafe struct Entry
+{
+    public const int HeaderSize = 40;
+
+    /// <summary>Next entry in the same hash bucket.</summary>
+    public Entry* Next;
+    /// <summary>Absolute expiry in Unix milliseconds; 0 when the key is persistent.</summary>
+    public long ExpireAt;
+    public uint Hash;
+    public int KeyLength;
+    public int ValueLength;
+    /// <summary>Slot in the database's volatile-key vector, or -1.</summary>
+    public int VolatileIndex;
+    /// <summary>LRU clock in seconds at the last access (OBJECT IDLETIME, LRU eviction).</summary>
+    public uint AccessClock;
+    public ValueType Type;
+    public byte Reserved;
+    /// <summary>Logarithmic access counter (OBJECT FREQ, LFU eviction).</summary>
+    public byte Frequency;
+    public byte Flags;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static ReadOnlySpan<byte> KeyOf(Entry* entry) => new((byte*)entry + HeaderSize, entry->KeyLength);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static Span<byte> ValueOf(Entry* entry) => new((byte*)entry + HeaderSize + entry->KeyLength, entry->ValueLength);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static byte* ValuePointer(Entry* entry) => (byte*)entry + HeaderSize + entry->KeyLength;
+
+    public static int BlockSize(int keyLength, int valueLength) => HeaderSize + keyLength + valueLength;
+}

@@ -1,0 +1,56 @@
+using Diagnostics.Server.Memory;
+
+namespace Diagnostics.Server.Engine;
+
+/// <summary>Allocation and release of <see cref="Entry"/> blocks through the tracked allocator.</summary>
+public static unsafe class EntryStore
+{
+    public static Entry* AllocateString(ReadOnlySpan<byte> key, uint hash, ReadOnlySpan<byte> value)
+    {
+        Entry* e = Allocate(key, hash, value.Length, ValueType.String);
+        value.CopyTo(Entry.ValueOf(e));
+        return e;
+    }
+
+    /// <summary>A new entry with room for <paramref name="valueLength"/> value bytes, left for the caller to fill.</summary>
+    public static Entry* Allocate(ReadOnlySpan<byte> key, uint hash, int valueLength, ValueType type)
+    {
+        Entry* e = (Entry*)TrackedAllocator.Alloc((nuint)Entry.BlockSize(key.Length, valueLength));
+        e->Next = null;
+        e->ExpireAt = 0;
+        e->Hash = hash;
+        e->KeyLength = key.Length;
+        e->ValueLength = valueLength;
+        e->VolatileIndex = -1;
+        e->AccessClock = LruClock.Now;
+        e->Type = type;
+        e->Reserved = 0;
+        e->Frequency = LfuCounter.InitialValue;
+        e->Flags = 0;
+        key.CopyTo(new Span<byte>((byte*)e + Entry.HeaderSize, key.Length));
+        return e;
+    }
+
+    /// <summary>True when the block can hold a value of <paramref name="valueLength"/> bytes without wasting more than half of it.</summary>
+    public static bool FitsInPlace(Entry* e, int valueLength)
+    {
+        nuint usable = TrackedAllocator.UsableSize((byte*)e);
+        nuint needed = (nuint)Entry.BlockSize(e->KeyLength, valueLength);
+        return needed <= usable && needed * 2 >= usable;
+    }
+
+    /// <summary>Bytes charged for this entry, header and allocator overhead included (MEMORY USAGE).</summary>
+    public static long ChargedBytes(Entry* e) => TrackedAllocator.ChargedSize((byte*)e);
+
+    public static void Free(Entry* e) => TrackedAllocator.Free((byte*)e);
+
+    public static void FreeChain(Entry* chain)
+    {
+        while (chain != null)
+        {
+            Entry* next = chain->Next;
+            Free(chain);
+            chain = next;
+        }
+    }
+}

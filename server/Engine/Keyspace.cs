@@ -1,0 +1,79 @@
+using System.Runtime.CompilerServices;
+
+namespace Diagnostics.Server.Engine;
+
+/// <summary>
+/// All shards, and the rule that maps a key to its shard. A key's shard never changes for the
+/// life of the process; databases exist in every shard, so SELECT and MOVE stay within one.
+/// </summary>
+public sealed class Keyspace : IDisposable
+{
+    private readonly Shard[] _shards;
+
+    public Keyspace(int shardCount, int databases, ExecutionMode mode, int hz)
+    {
+        DatabaseCount = databases;
+        Mode = mode;
+        Cron = new ShardCron(hz);
+        _shards = new Shard[shardCount];
+        for (int i = 0; i < shardCount; i++)
+            _shards[i] = new Shard(i, databases, mode, Cron);
+        if (mode == ExecutionMode.Inline)
+        {
+            // Inline shards have no thread of their own; one timer thread runs their cron.
+            _inlineCron = new Thread(RunInlineCron) { IsBackground = true, Name = "shard cron" };
+            _inlineCron.Start();
+        }
+    }
+
+    private readonly Thread? _inlineCron;
+    private volatile bool _stopping;
+
+    private void RunInlineCron()
+    {
+        Memory.TrackedAllocator.NameCurrentThread("shard cron");
+        while (!_stopping)
+        {
+            Thread.Sleep(Cron.PeriodMs);
+            foreach (var shard in _shards)
+                shard.RunCronInline();
+        }
+    }
+
+    public int DatabaseCount { get; }
+    public ExecutionMode Mode { get; }
+    public ShardCron Cron { get; }
+    public Shard[] Shards => _shards;
+    public int ShardCount => _shards.Length;
+
+    /// <summary>The hash every table and the shard router use; seeded per process against collision flooding.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static uint Hash(ReadOnlySpan<byte> key)
+    {
+        var hasher = new HashCode();
+        hasher.AddBytes(key);
+        return (uint)hasher.ToHashCode();
+    }
+
+    /// <summary>High bits pick the shard, low bits the bucket, so the two stay independent.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public int ShardIndexOf(uint hash) => (int)(((ulong)hash * (uint)_shards.Length) >> 32);
+
+    public Shard ShardOf(uint hash) => _shards[ShardIndexOf(hash)];
+
+    public long KeyCount(int db)
+    {
+        long total = 0;
+        foreach (var shard in _shards)
+            total += shard.Databases[db].Count;
+        return total;
+    }
+
+    public void Dispose()
+    {
+        _stopping = true;
+        _inlineCron?.Join();
+        foreach (var shard in _shards)
+            shard.Dispose();
+    }
+}

@@ -1,0 +1,123 @@
+using System.Collections.Concurrent;
+using Diagnostics.Server.Memory;
+
+namespace Diagnostics.Server.Engine;
+
+/// <summary>
+/// A partition of the keyspace: its own databases and, in executor mode, its own thread that runs
+/// every piece of work touching them, in arrival order. The data needs no locks because only that
+/// thread touches it; work arrives through a lock-free queue and the thread sleeps when idle.
+/// In inline mode the same work runs on the caller's thread under the shard's lock instead.
+/// </summary>
+public sealed class Shard : IDisposable
+{
+    private readonly ConcurrentQueue<ShardWork> _queue = new();
+    private readonly ManualResetEventSlim _wake = new(false, spinCount: 0);
+    private readonly Lock _inlineGate = new();
+    private readonly Thread? _thread;
+    private readonly ShardCron _cron;
+    private volatile bool _stopping;
+    private int _sleeping;
+    private long _nextCronTick;
+
+    public Shard(int index, int databases, ExecutionMode mode, ShardCron cron)
+    {
+        Index = index;
+        Mode = mode;
+        Databases = new Database[databases];
+        for (int i = 0; i < databases; i++)
+            Databases[i] = new Database(i);
+        _cron = cron;
+        Random = new Random(unchecked(index * 7919 + Environment.TickCount));
+        if (mode == ExecutionMode.Executor)
+        {
+            _thread = new Thread(Run) { IsBackground = true, Name = $"shard executor {index}" };
+            _thread.Start();
+        }
+    }
+
+    public int Index { get; }
+    public ExecutionMode Mode { get; }
+    public Database[] Databases { get; }
+    /// <summary>Randomness for sampling (expiry, RANDOMKEY, LFU); used only by whoever holds the shard.</summary>
+    public Random Random { get; }
+    /// <summary>Batches and other work items executed (diagnostics).</summary>
+    public long WorkItems { get; private set; }
+    public int QueueLength => _queue.Count;
+    public Thread? Thread => _thread;
+
+    /// <summary>Queues work for the executor thread (executor mode only).</summary>
+    public void Post(ShardWork work)
+    {
+        _queue.Enqueue(work);
+        if (Volatile.Read(ref _sleeping) == 1)
+            _wake.Set();
+    }
+
+    /// <summary>Runs work now under the shard's lock (inline mode only).</summary>
+    public void RunInline(ShardWork work)
+    {
+        lock (_inlineGate)
+        {
+            work.Execute(this);
+            WorkItems++;
+        }
+    }
+
+    /// <summary>Takes the shard's lock for a coordinated multi-shard command (inline mode only).</summary>
+    public void EnterInline() => _inlineGate.Enter();
+    public void ExitInline() => _inlineGate.Exit();
+
+    /// <summary>Inline mode has no thread of its own: the server's timer calls this.</summary>
+    public void RunCronInline()
+    {
+        lock (_inlineGate)
+            _cron.Run(this);
+    }
+
+    private void Run()
+    {
+        TrackedAllocator.NameCurrentThread($"shard executor {Index}");
+        _nextCronTick = Environment.TickCount64 + _cron.PeriodMs;
+        while (!_stopping)
+        {
+            while (_queue.TryDequeue(out var work))
+            {
+                work.Execute(this);
+                WorkItems++;
+                if (Environment.TickCount64 >= _nextCronTick)
+                    RunCron();
+            }
+            if (Environment.TickCount64 >= _nextCronTick)
+                RunCron();
+            Sleep();
+        }
+    }
+
+    private void RunCron()
+    {
+        _cron.Run(this);
+        _nextCronTick = Environment.TickCount64 + _cron.PeriodMs;
+    }
+
+    private void Sleep()
+    {
+        Interlocked.Exchange(ref _sleeping, 1);
+        if (_queue.IsEmpty && !_stopping)
+        {
+            int timeout = (int)Math.Max(1, _nextCronTick - Environment.TickCount64);
+            _wake.Wait(timeout);
+        }
+        _wake.Reset();
+        Volatile.Write(ref _sleeping, 0);
+    }
+
+    public void Dispose()
+    {
+        _stopping = true;
+        _wake.Set();
+        _thread?.Join();
+        foreach (var db in Databases)
+            db.Dispose();
+    }
+}

@@ -1,0 +1,22 @@
+using System.Runtime.InteropServices;
+
+namespace Diagnostics.Server.Memory;
+
+/// <summary>The operating system's id of the calling thread (what top, /proc and ETW show).</summary>
+internal static partial class OsThread
+{
+    public static int CurrentId()
+    {
+        if (OperatingSystem.IsLinux())
+            return LinuxGetTid();
+        if (OperatingSystem.IsWindows())
+            return (int)WindowsGetCurrentThreadId();
+        return Environment.CurrentManagedThreadId;
+    }
+
+    [LibraryImport("libc", EntryPoint = "gettid")]
+    private static partial int LinuxGetTid();
+
+    [LibraryImport("kernel32", EntryPoint = "GetCurrentThreadId")]
+    private static partial uint WindowsGetCurrentThreadId();
+}

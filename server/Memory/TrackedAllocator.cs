@@ -1,0 +1,100 @@
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace Diagnostics.Server.Memory;
+
+/// <summary>
+/// The one way the server obtains unmanaged memory. Each block carries an 8-byte header naming
+/// the thread that allocated it and its usable size; the owner is charged on allocation, and on
+/// free either the owner's plain counter (free on the owning thread) or its Interlocked remote
+/// counter (free anywhere else). The global total is kept with Interlocked so INFO, maxmemory and
+/// the studio read one figure without walking threads.
+/// </summary>
+public static unsafe class TrackedAllocator
+{
+    public const int HeaderSize = 8;
+    private const int MaxBlockSize = int.MaxValue - 64;
+
+    [ThreadStatic] private static ThreadMemoryRecord? t_record;
+    private static long s_totalBytes;
+    private static long s_peakBytes;
+
+    /// <summary>Bytes currently held by all tracked blocks (usable sizes, headers included).</summary>
+    public static long TotalBytes => Volatile.Read(ref s_totalBytes);
+
+    /// <summary>Highest <see cref="TotalBytes"/> seen at an allocation.</summary>
+    public static long PeakBytes => Volatile.Read(ref s_peakBytes);
+
+    /// <summary>The calling thread's record, registering the thread on first use.</summary>
+    public static ThreadMemoryRecord CurrentThread
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => t_record ?? RegisterCurrentThread();
+    }
+
+    /// <summary>Names the calling thread in memory and I/O views (e.g. "shard executor 2").</summary>
+    public static void NameCurrentThread(string name) => CurrentThread.Name = name;
+
+    public static byte* Alloc(nuint size)
+    {
+        if (size > MaxBlockSize)
+            ThrowTooLarge(size);
+        var record = CurrentThread;
+        byte* block = (byte*)NativeMemory.Alloc(size + HeaderSize);
+        if (block == null)
+            throw new OutOfMemoryException($"native allocation of {size} bytes failed");
+        int charged = (int)Math.Min(NativeBlockSize.Of(block, size + HeaderSize), (nuint)int.MaxValue);
+        *(int*)block = record.Id;
+        *(int*)(block + 4) = charged;
+        record.ChargeAllocation(charged);
+        long total = Interlocked.Add(ref s_totalBytes, charged);
+        if (total > s_peakBytes)
+            s_peakBytes = total; // racy max: a peak is a diagnostic figure, not an invariant
+        return block + HeaderSize;
+    }
+
+    public static void Free(byte* pointer)
+    {
+        if (pointer == null)
+            return;
+        byte* block = pointer - HeaderSize;
+        int owner = *(int*)block;
+        int charged = *(int*)(block + 4);
+        var current = CurrentThread;
+        if (current.Id == owner)
+            current.ChargeOwnFree(charged);
+        else
+            ThreadMemoryRegistry.Get(owner).ChargeRemoteFree(charged);
+        Interlocked.Add(ref s_totalBytes, -charged);
+        NativeMemory.Free(block);
+    }
+
+    /// <summary>
+    /// Grows or shrinks a block. The result is charged to the calling thread, like any allocation;
+    /// the old block's charge goes back to its owner.
+    /// </summary>
+    public static byte* Realloc(byte* pointer, nuint size)
+    {
+        if (pointer == null)
+            return Alloc(size);
+        byte* fresh = Alloc(size);
+        nuint oldSize = UsableSize(pointer);
+        Buffer.MemoryCopy(pointer, fresh, size, Math.Min(oldSize, size));
+        Free(pointer);
+        return fresh;
+    }
+
+    /// <summary>Bytes the caller may use in the block (at least what it asked for).</summary>
+    public static nuint UsableSize(byte* pointer) => (nuint)(*(int*)(pointer - HeaderSize) - HeaderSize);
+
+    /// <summary>Bytes the block is charged for, header included.</summary>
+    public static int ChargedSize(byte* pointer) => *(int*)(pointer - HeaderSize);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static ThreadMemoryRecord RegisterCurrentThread()
+        => t_record = ThreadMemoryRegistry.Register(Thread.CurrentThread);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowTooLarge(nuint size)
+        => throw new OutOfMemoryException($"native allocation of {size} bytes exceeds the block limit");
+}

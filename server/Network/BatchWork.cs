@@ -1,0 +1,50 @@
+using System.Threading.Tasks.Sources;
+using Diagnostics.Server.Engine;
+
+namespace Diagnostics.Server.Network;
+
+/// <summary>
+/// A run of consecutive commands from one connection that all route to the same shard, handed to
+/// that shard's executor in one go. One instance per connection, reused for every batch, so the
+/// hand-off allocates nothing; completion wakes the connection through a reusable value task.
+/// </summary>
+internal sealed class BatchWork(ClientConnection client) : ShardWork, IValueTaskSource
+{
+    private ManualResetValueTaskSourceCore<bool> _completion = new() { RunContinuationsAsynchronously = true };
+    private int _from;
+    private int _to;
+
+    /// <summary>Prepares the work for commands [from, to) of the connection's current batch.</summary>
+    public ValueTask Prepare(int from, int to)
+    {
+        _from = from;
+        _to = to;
+        _completion.Reset();
+        return new ValueTask(this, _completion.Version);
+    }
+
+    public void SetRange(int from, int to)
+    {
+        _from = from;
+        _to = to;
+    }
+
+    public override void Execute(Shard shard)
+    {
+        try
+        {
+            for (int i = _from; i < _to; i++)
+                client.ExecuteCommand(i);
+        }
+        finally
+        {
+            if (shard.Mode == ExecutionMode.Executor)
+                _completion.SetResult(true);
+        }
+    }
+
+    void IValueTaskSource.GetResult(short token) => _completion.GetResult(token);
+    ValueTaskSourceStatus IValueTaskSource.GetStatus(short token) => _completion.GetStatus(token);
+    void IValueTaskSource.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+        => _completion.OnCompleted(continuation, state, token, flags);
+}

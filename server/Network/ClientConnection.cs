@@ -1,0 +1,429 @@
+using System.Buffers;
+using System.Diagnostics;
+using System.IO.Pipelines;
+using System.Net;
+using Diagnostics.Server.Commands;
+using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Engine;
+using Diagnostics.Server.Protocol;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.Extensions.Logging;
+
+namespace Diagnostics.Server.Network;
+
+/// <summary>
+/// One client: its session state (database, protocol, name, auth) and the loop that reads
+/// requests, routes them to shards and writes the replies in order.
+///
+/// Reading: every complete command in the buffer is parsed; the reader is advanced to the end of
+/// the last complete command and marked examined to the end of the buffer, so an incomplete
+/// command waits for new bytes instead of spinning. Writing: replies accumulate in the pipe and
+/// are flushed only when no more input is already buffered, so a pipeline of N commands costs one
+/// send, not N.
+/// </summary>
+public sealed class ClientConnection : IDisposable
+{
+    private const int MaxCommandsPerBatch = 1024;
+
+    private readonly DataServer _server;
+    private readonly ConnectionContext _connection;
+    private readonly ILogger _log;
+    private readonly RequestBatch _batch = new();
+    private readonly BatchWork _work;
+    private readonly ParkWork[] _parks;
+    private readonly bool[] _involvedShards;
+    private CommandSpec?[] _specs = new CommandSpec?[64];
+    private volatile bool _closing;
+    private bool _skipCurrent;
+
+    public ClientConnection(DataServer server, ConnectionContext connection, ILogger log)
+    {
+        _server = server;
+        _connection = connection;
+        _log = log;
+        Id = server.Clients.NextId();
+        Reply = new RespWriter(connection.Transport.Output);
+        Address = FormatEndPoint(connection.RemoteEndPoint);
+        LocalAddress = FormatEndPoint(connection.LocalEndPoint);
+        CreatedMs = LastInteractionMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        Authenticated = server.Config.RequirePass is null;
+        _work = new BatchWork(this);
+        int shards = server.Keyspace.ShardCount;
+        _parks = new ParkWork[shards];
+        for (int i = 0; i < shards; i++)
+            _parks[i] = new ParkWork();
+        _involvedShards = new bool[shards];
+        FileDescriptor = connection.Features.Get<Microsoft.AspNetCore.Connections.Features.IConnectionSocketFeature>()?.Socket.Handle.ToInt64() ?? -1;
+    }
+
+    /// <summary>The socket's descriptor (CLIENT LIST fd=, and what /proc and the monitor see).</summary>
+    public long FileDescriptor { get; }
+
+    public long Id { get; }
+    public string Address { get; }
+    public string LocalAddress { get; }
+    public long CreatedMs { get; }
+    public long LastInteractionMs { get; private set; }
+    public RespWriter Reply { get; }
+    public int DatabaseIndex { get; set; }
+    public bool Authenticated { get; set; }
+    public string? Name { get; set; }
+    public string? LibName { get; set; }
+    public string? LibVersion { get; set; }
+    public ReplyMode ReplyMode { get; set; }
+    /// <summary>CLIENT REPLY SKIP: the next command's reply is dropped.</summary>
+    public bool SkipNextReply { get; set; }
+    public bool NoEvict { get; set; }
+    public bool NoTouch { get; set; }
+    /// <summary>The command running or last run (CLIENT LIST cmd=).</summary>
+    public CommandSpec? LastCommand { get; private set; }
+    public long NetInputBytes { get; private set; }
+    public long NetOutputBytes { get; private set; }
+    public long CommandsProcessed { get; private set; }
+    /// <summary>Bytes received but not yet parsed (CLIENT LIST qbuf).</summary>
+    public long QueryBufferBytes { get; private set; }
+    public long ArgvBytes => _batch.ArenaBytes;
+    public long ArenaCapacity => _batch.ArenaCapacity;
+    public bool CloseAfterReply { get; set; }
+    public bool Killed { get; private set; }
+
+    /// <summary>CLIENT KILL: stop reading, drop the connection; the loop releases its memory.</summary>
+    public void Kill()
+    {
+        Killed = true;
+        _closing = true;
+        _connection.Abort(new ConnectionAbortedException("killed by CLIENT KILL"));
+    }
+
+    public async Task RunAsync()
+    {
+        PipeReader input = _connection.Transport.Input;
+        PipeWriter output = _connection.Transport.Output;
+        long unconsumed = 0;
+        try
+        {
+            ReadResult result = await input.ReadAsync();
+            while (true)
+            {
+                ReadOnlySequence<byte> buffer = result.Buffer;
+                long fresh = buffer.Length - unconsumed;
+                if (fresh > 0)
+                {
+                    NetInputBytes += fresh;
+                    _server.Stats.NetInput(fresh);
+                    LastInteractionMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+                }
+
+                string? protocolError = null;
+                bool incomplete = false;
+                while (!buffer.IsEmpty && !_closing)
+                {
+                    var status = Parse(ref buffer, out protocolError);
+                    if (_batch.CommandCount > 0)
+                        await ExecuteBatchAsync();
+                    _batch.Clear();
+                    if (status != ParseStatus.Parsed)
+                    {
+                        incomplete = status == ParseStatus.Incomplete;
+                        break;
+                    }
+                }
+
+                unconsumed = buffer.Length;
+                QueryBufferBytes = unconsumed;
+                input.AdvanceTo(buffer.Start, buffer.End);
+
+                if (protocolError is not null)
+                {
+                    _server.Stats.ProtocolError();
+                    _log.LogInformation("Closing client id={Id} addr={Address}: {Error}", Id, Address, protocolError);
+                    Reply.Muted = false;
+                    Reply.Error(protocolError);
+                    await FlushAsync(output);
+                    return;
+                }
+                if (incomplete && unconsumed > _server.Config.Limits.ClientQueryBufferLimit)
+                {
+                    _server.Stats.QueryBufferDisconnect();
+                    _log.LogWarning("Closing client id={Id} addr={Address} that reached max query buffer length ({Bytes} bytes)", Id, Address, unconsumed);
+                    return;
+                }
+                if (_closing || CloseAfterReply || result.IsCompleted || result.IsCanceled)
+                {
+                    await FlushAsync(output);
+                    return;
+                }
+
+                // More input already buffered: keep going and let the replies batch up.
+                if (input.TryRead(out result))
+                {
+                    if (result.Buffer.Length > unconsumed || result.IsCompleted || result.IsCanceled)
+                        continue;
+                    input.AdvanceTo(result.Buffer.Start, result.Buffer.End);
+                }
+                await FlushAsync(output);
+                result = await input.ReadAsync();
+            }
+        }
+        catch (ConnectionResetException)
+        {
+        }
+        catch (ConnectionAbortedException)
+        {
+        }
+        catch (IOException)
+        {
+        }
+        catch (ObjectDisposedException) when (_closing)
+        {
+        }
+    }
+
+    private async ValueTask FlushAsync(PipeWriter output)
+    {
+        Reply.Commit();
+        long written = Reply.TakeWrittenCount();
+        if (written > 0)
+        {
+            NetOutputBytes += written;
+            _server.Stats.NetOutput(written);
+        }
+        await output.FlushAsync();
+    }
+
+    /// <summary>Parses complete commands from the front of <paramref name="buffer"/>, slicing off what it consumed.</summary>
+    private ParseStatus Parse(ref ReadOnlySequence<byte> buffer, out string? error)
+    {
+        var reader = new SequenceReader<byte>(buffer);
+        error = null;
+        ParseStatus status = ParseStatus.Parsed;
+        while (!reader.End && _batch.CommandCount < MaxCommandsPerBatch)
+        {
+            status = RespRequestParser.TryParse(ref reader, _batch, _server.Config.Limits, Authenticated, out error);
+            if (status != ParseStatus.Parsed)
+                break;
+        }
+        buffer = buffer.Slice(reader.Position);
+        return status;
+    }
+
+    private enum Route { Immediate, Shard, Coordinated }
+
+    /// <summary>
+    /// Runs the parsed commands in order. Consecutive commands for the same shard go to it as one
+    /// hand-off; commands that touch several shards park them all; commands without keys run here.
+    /// </summary>
+    private async ValueTask ExecuteBatchAsync()
+    {
+        int count = _batch.CommandCount;
+        if (_specs.Length < count)
+            _specs = new CommandSpec?[Math.Max(count, _specs.Length * 2)];
+        var keyspace = _server.Keyspace;
+        int i = 0;
+        while (i < count && !_closing)
+        {
+            Route route = Classify(i, out int shardIndex);
+            if (route == Route.Immediate)
+            {
+                ExecuteCommand(i);
+                i++;
+                continue;
+            }
+            if (route == Route.Coordinated)
+            {
+                await ExecuteCoordinatedAsync(i);
+                i++;
+                continue;
+            }
+
+            int end = i + 1;
+            while (end < count && Classify(end, out int next) == Route.Shard && next == shardIndex)
+                end++;
+            Shard shard = keyspace.Shards[shardIndex];
+            if (shard.Mode == ExecutionMode.Executor)
+            {
+                var done = _work.Prepare(i, end);
+                shard.Post(_work);
+                await done;
+            }
+            else
+            {
+                _work.SetRange(i, end);
+                shard.RunInline(_work);
+            }
+            i = end;
+        }
+    }
+
+    /// <summary>
+    /// Looks the command up and decides where it runs. Commands that fail before running (unknown,
+    /// wrong arity, not authenticated) run "immediately": their handler is null and the error is
+    /// written in order with the other replies.
+    /// </summary>
+    private Route Classify(int index, out int shardIndex)
+    {
+        shardIndex = -1;
+        ArgList args = _batch[index];
+        CommandSpec? spec = _server.Commands.Find(args[0]);
+        if (spec is not null && spec.Subcommands is not null && args.Count >= 2)
+            spec = spec.FindSubcommand(args[1]) ?? spec;
+        _specs[index] = spec;
+        if (spec is null || spec.Handler is null || !spec.AcceptsArgCount(args.Count)
+            || (!Authenticated && (spec.Flags & CommandFlags.NoAuth) == 0))
+            return Route.Immediate;
+        if ((spec.Flags & CommandFlags.Connection) != 0)
+            return Route.Immediate;
+        var keyspace = _server.Keyspace;
+        if ((spec.Flags & CommandFlags.AllShards) != 0)
+        {
+            if (keyspace.ShardCount == 1)
+            {
+                shardIndex = 0;
+                return Route.Shard;
+            }
+            Array.Fill(_involvedShards, true);
+            return Route.Coordinated;
+        }
+        if (!spec.HasKeys)
+            return Route.Immediate;
+
+        int last = spec.LastKeyIndex(args.Count);
+        shardIndex = keyspace.ShardIndexOf(Keyspace.Hash(args[spec.FirstKey]));
+        bool single = true;
+        for (int k = spec.FirstKey + spec.KeyStep; k <= last; k += spec.KeyStep)
+        {
+            if (keyspace.ShardIndexOf(Keyspace.Hash(args[k])) != shardIndex)
+            {
+                single = false;
+                break;
+            }
+        }
+        if (single)
+            return Route.Shard;
+        Array.Clear(_involvedShards);
+        for (int k = spec.FirstKey; k <= last; k += spec.KeyStep)
+            _involvedShards[keyspace.ShardIndexOf(Keyspace.Hash(args[k]))] = true;
+        return Route.Coordinated;
+    }
+
+    /// <summary>Parks every involved shard (ascending order), runs the command here, releases them.</summary>
+    private async ValueTask ExecuteCoordinatedAsync(int index)
+    {
+        var shards = _server.Keyspace.Shards;
+        if (_server.Keyspace.Mode == ExecutionMode.Inline)
+        {
+            for (int s = 0; s < shards.Length; s++)
+                if (_involvedShards[s])
+                    shards[s].EnterInline();
+            try
+            {
+                ExecuteCommand(index);
+            }
+            finally
+            {
+                for (int s = shards.Length - 1; s >= 0; s--)
+                    if (_involvedShards[s])
+                        shards[s].ExitInline();
+            }
+            return;
+        }
+
+        for (int s = 0; s < shards.Length; s++)
+            if (_involvedShards[s])
+                await _parks[s].Park(shards[s]);
+        try
+        {
+            ExecuteCommand(index);
+        }
+        finally
+        {
+            for (int s = 0; s < shards.Length; s++)
+                if (_involvedShards[s])
+                    _parks[s].Release();
+        }
+    }
+
+    /// <summary>Runs command <paramref name="index"/> of the current batch on the calling thread.</summary>
+    internal void ExecuteCommand(int index)
+    {
+        ArgList args = _batch[index];
+        CommandSpec? spec = _specs[index];
+        Reply.Muted = ReplyMode == ReplyMode.Off || _skipCurrent;
+        _skipCurrent = false;
+        if (SkipNextReply)
+        {
+            SkipNextReply = false;
+            _skipCurrent = true;
+        }
+
+        var counters = ThreadCounters.Current;
+        if (spec is null)
+        {
+            Reply.Error(UnknownCommandMessage(args));
+            return;
+        }
+        if (!Authenticated && (spec.Flags & CommandFlags.NoAuth) == 0)
+        {
+            counters.Rejected[spec.Id]++;
+            Reply.Error(Errors.NoAuth);
+            return;
+        }
+        if (spec.Handler is null)
+        {
+            // A container command (CLIENT, CONFIG...) whose subcommand was not found.
+            counters.Rejected[spec.Id]++;
+            Reply.Error(args.Count < 2
+                ? Errors.WrongArity(spec.FullName)
+                : Errors.UnknownSubcommand(System.Text.Encoding.UTF8.GetString(args[1]), spec.Name));
+            return;
+        }
+        if (!spec.AcceptsArgCount(args.Count))
+        {
+            counters.Rejected[spec.Id]++;
+            Reply.Error(Errors.WrongArity(spec.FullName));
+            return;
+        }
+
+        LastCommand = spec;
+        long started = Stopwatch.GetTimestamp();
+        var context = new CommandContext(_server, this, args, spec, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds());
+        try
+        {
+            spec.Handler(ref context);
+        }
+        catch (Exception ex) when (ex is not OutOfMemoryException)
+        {
+            _log.LogError(ex, "Command {Command} failed for client id={Id}", spec.FullName, Id);
+            context.Error($"ERR internal error while executing '{spec.FullName}': {ex.Message}");
+        }
+        counters.Calls[spec.Id]++;
+        counters.Ticks[spec.Id] += Stopwatch.GetTimestamp() - started;
+        if (context.Failed)
+            counters.Failed[spec.Id]++;
+        CommandsProcessed++;
+    }
+
+    private static string UnknownCommandMessage(ArgList args)
+    {
+        var text = new System.Text.StringBuilder("ERR unknown command '");
+        text.Append(Errors.Truncate(System.Text.Encoding.UTF8.GetString(args[0]))).Append("', with args beginning with: ");
+        for (int i = 1; i < args.Count && text.Length < 1024; i++)
+            text.Append('\'').Append(Errors.Truncate(System.Text.Encoding.UTF8.GetString(args[i]))).Append("' ");
+        return text.ToString();
+    }
+
+    private static string FormatEndPoint(EndPoint? endPoint) => endPoint switch
+    {
+        IPEndPoint { Address.IsIPv4MappedToIPv6: true } ip => $"{ip.Address.MapToIPv4()}:{ip.Port}",
+        IPEndPoint { AddressFamily: System.Net.Sockets.AddressFamily.InterNetworkV6 } ip => $"[{ip.Address}]:{ip.Port}",
+        IPEndPoint ip => $"{ip.Address}:{ip.Port}",
+        null => "",
+        _ => endPoint.ToString() ?? "",
+    };
+
+    public void Dispose()
+    {
+        _closing = true;
+        _batch.Dispose();
+    }
+}

@@ -1,0 +1,57 @@
+using System.Net;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.Extensions.Logging;
+
+namespace Diagnostics.Server.Network;
+
+/// <summary>
+/// Kestrel's entry point for the RESP listener: admits or refuses a connection (maxclients,
+/// protected mode) and runs its <see cref="ClientConnection"/> until it ends, then releases it.
+/// </summary>
+public sealed class RespConnectionHandler(DataServer server, ILogger<RespConnectionHandler> log) : ConnectionHandler
+{
+    private const string ProtectedModeError =
+        "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. "
+        + "In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: "
+        + "1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. "
+        + "2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. "
+        + "3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. "
+        + "4) Set up an authentication password for the default user. "
+        + "NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.";
+
+    public override async Task OnConnectedAsync(ConnectionContext connection)
+    {
+        server.Stats.ConnectionReceived();
+        string? refusal = Admission(connection.RemoteEndPoint);
+        if (refusal is not null)
+        {
+            server.Stats.ConnectionRejected();
+            log.LogWarning("Refused connection from {Remote}: {Reason}", connection.RemoteEndPoint, refusal.Split('.')[0]);
+            await connection.Transport.Output.WriteAsync(System.Text.Encoding.ASCII.GetBytes("-" + refusal + "\r\n"));
+            return;
+        }
+
+        var client = new ClientConnection(server, connection, log);
+        server.Clients.Add(client);
+        try
+        {
+            await client.RunAsync();
+        }
+        finally
+        {
+            server.Clients.Remove(client);
+            client.Dispose();
+        }
+    }
+
+    private string? Admission(EndPoint? remote)
+    {
+        if (server.Clients.Count >= server.Config.MaxClients)
+            return "ERR max number of clients reached";
+        var config = server.Config;
+        if (config.ProtectedMode && config.RequirePass is null && remote is IPEndPoint ip && !IPAddress.IsLoopback(ip.Address)
+            && !(ip.Address.IsIPv4MappedToIPv6 && IPAddress.IsLoopback(ip.Address.MapToIPv4())))
+            return ProtectedModeError;
+        return null;
+    }
+}

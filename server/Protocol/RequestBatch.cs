@@ -1,0 +1,185 @@
+using System.Buffers;
+using System.Runtime.CompilerServices;
+using Diagnostics.Server.Memory;
+
+namespace Diagnostics.Server.Protocol;
+
+/// <summary>
+/// The commands parsed from one read, with every argument copied into one contiguous native
+/// arena: handlers see plain spans whatever the pipe's segment layout was, and the batch is
+/// reused for the life of the connection, so parsing allocates nothing in steady state.
+/// The arena is tracked memory, charged to the connection's thread like any query buffer.
+/// </summary>
+public sealed unsafe class RequestBatch : IDisposable
+{
+    private const int InitialArenaBytes = 16 * 1024;
+    // Past this, the arena is given back after the batch instead of being kept for reuse.
+    private const int RetainedArenaBytes = 256 * 1024;
+
+    private byte* _arena;
+    private int _arenaCapacity;
+    private int _arenaUsed;
+    private ArgSlot[] _args = new ArgSlot[64];
+    private int _argCount;
+    private CommandSlot[] _commands = new CommandSlot[32];
+    private int _commandCount;
+
+    public int CommandCount => _commandCount;
+    public int ArenaBytes => _arenaUsed;
+    public int ArenaCapacity => _arenaCapacity;
+
+    /// <summary>The arguments of command <paramref name="index"/>, name first.</summary>
+    public ArgList this[int index]
+    {
+        get
+        {
+            ref CommandSlot slot = ref _commands[index];
+            return new ArgList(_arena, _args, slot.FirstArg, slot.ArgCount);
+        }
+    }
+
+    internal Mark Save() => new(_arenaUsed, _argCount, _commandCount);
+
+    internal void Restore(Mark mark)
+    {
+        _arenaUsed = mark.ArenaUsed;
+        _argCount = mark.ArgCount;
+        _commandCount = mark.CommandCount;
+    }
+
+    internal void BeginCommand()
+    {
+        if (_commandCount == _commands.Length)
+            Array.Resize(ref _commands, _commands.Length * 2);
+        _commands[_commandCount] = new CommandSlot(_argCount, 0);
+    }
+
+    internal void EndCommand()
+    {
+        ref CommandSlot slot = ref _commands[_commandCount];
+        slot.ArgCount = _argCount - slot.FirstArg;
+        _commandCount++;
+    }
+
+    /// <summary>Appends an argument copied from <paramref name="source"/>.</summary>
+    internal void AddArg(ReadOnlySequence<byte> source)
+    {
+        int length = checked((int)source.Length);
+        byte* target = Reserve(length);
+        source.CopyTo(new Span<byte>(target, length));
+        CommitArg(length);
+    }
+
+    internal void AddArg(ReadOnlySpan<byte> source)
+    {
+        byte* target = Reserve(source.Length);
+        source.CopyTo(new Span<byte>(target, source.Length));
+        CommitArg(source.Length);
+    }
+
+    /// <summary>Space for an argument of up to <paramref name="length"/> bytes, filled by the caller.</summary>
+    internal byte* Reserve(int length)
+    {
+        if (_arenaCapacity - _arenaUsed < length)
+            Grow(length);
+        return _arena + _arenaUsed;
+    }
+
+    /// <summary>Records the argument written at the reserved position.</summary>
+    internal void CommitArg(int length)
+    {
+        if (_argCount == _args.Length)
+            Array.Resize(ref _args, _args.Length * 2);
+        _args[_argCount++] = new ArgSlot(_arenaUsed, length);
+        _arenaUsed += length;
+    }
+
+    /// <summary>Forgets the commands executed so far; keeps the arena unless it grew large.</summary>
+    public void Clear()
+    {
+        _arenaUsed = 0;
+        _argCount = 0;
+        _commandCount = 0;
+        if (_arenaCapacity > RetainedArenaBytes)
+            ReleaseArena();
+        if (_args.Length > 4096)
+            _args = new ArgSlot[64];
+        if (_commands.Length > 4096)
+            _commands = new CommandSlot[32];
+    }
+
+    public void Dispose() => ReleaseArena();
+
+    private void ReleaseArena()
+    {
+        TrackedAllocator.Free(_arena);
+        _arena = null;
+        _arenaCapacity = 0;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void Grow(int length)
+    {
+        long needed = (long)_arenaUsed + length;
+        long capacity = Math.Max(InitialArenaBytes, (long)_arenaCapacity * 2);
+        while (capacity < needed)
+            capacity *= 2;
+        capacity = Math.Min(capacity, int.MaxValue - 1024);
+        if (capacity < needed)
+            throw new InsufficientMemoryException("request batch exceeds 2 GB");
+        _arena = TrackedAllocator.Realloc(_arena, (nuint)capacity);
+        _arenaCapacity = (int)capacity;
+    }
+
+    internal readonly record struct Mark(int ArenaUsed, int ArgCount, int CommandCount);
+
+    internal struct CommandSlot(int firstArg, int argCount)
+    {
+        public int FirstArg = firstArg;
+        public int ArgCount = argCount;
+    }
+}
+
+/// <summary>Offset and length of one argument in a batch's arena.</summary>
+public readonly struct ArgSlot(int offset, int length)
+{
+    public readonly int Offset = offset;
+    public readonly int Length = length;
+}
+
+/// <summary>The arguments of one command: index 0 is the command name.</summary>
+public readonly unsafe ref struct ArgList
+{
+    private readonly byte* _arena;
+    private readonly ReadOnlySpan<ArgSlot> _slots;
+
+    internal ArgList(byte* arena, ArgSlot[] args, int first, int count)
+    {
+        _arena = arena;
+        _slots = new ReadOnlySpan<ArgSlot>(args, first, count);
+    }
+
+    public int Count => _slots.Length;
+
+    public ReadOnlySpan<byte> this[int index]
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get
+        {
+            ArgSlot slot = _slots[index];
+            return new ReadOnlySpan<byte>(_arena + slot.Offset, slot.Length);
+        }
+    }
+
+    /// <summary>Bytes the arguments occupy (CLIENT LIST's argv-mem).</summary>
+    public long TotalBytes
+    {
+        get
+        {
+            long total = 0;
+            foreach (var slot in _slots)
+                total += slot.Length;
+            return total;
+        }
+    }
+}

@@ -1,0 +1,198 @@
+using System.Buffers;
+
+namespace Diagnostics.Server.Protocol;
+
+/// <summary>
+/// Parses requests, RESP multibulk or inline, from a pipe buffer into a <see cref="RequestBatch"/>.
+/// Stateless between calls: an incomplete command is re-read from its first byte when more input
+/// arrives, which costs a header re-scan (bulk bodies are skipped by length, not scanned).
+/// Error texts are Redis's own, so clients and tests see what they would see from Redis.
+/// </summary>
+public static class RespRequestParser
+{
+    /// <summary>
+    /// Parses one command from <paramref name="reader"/>. On <see cref="ParseStatus.Parsed"/> the
+    /// reader is past the command; on <see cref="ParseStatus.Incomplete"/> it is unchanged and the
+    /// batch is as before; on <see cref="ParseStatus.Error"/> <paramref name="error"/> says why.
+    /// </summary>
+    public static ParseStatus TryParse(ref SequenceReader<byte> reader, RequestBatch batch, ProtocolLimits limits,
+        bool authenticated, out string? error)
+    {
+        error = null;
+        if (!reader.TryPeek(out byte first))
+            return ParseStatus.Incomplete;
+
+        var start = reader;
+        var mark = batch.Save();
+        ParseStatus status = first == (byte)'*'
+            ? ParseMultibulk(ref reader, batch, limits, authenticated, out error)
+            : ParseInline(ref reader, batch, out error);
+        if (status == ParseStatus.Incomplete)
+        {
+            reader = start;
+            batch.Restore(mark);
+        }
+        return status;
+    }
+
+    private static ParseStatus ParseMultibulk(ref SequenceReader<byte> reader, RequestBatch batch, ProtocolLimits limits,
+        bool authenticated, out string? error)
+    {
+        reader.Advance(1); // '*'
+        var header = ReadLength(ref reader, out long count);
+        if (header == LengthStatus.Incomplete)
+        {
+            error = null;
+            return ParseStatus.Incomplete;
+        }
+        if (header == LengthStatus.TooLong)
+        {
+            error = "Protocol error: too big mbulk count string";
+            return ParseStatus.Error;
+        }
+        if (header == LengthStatus.Invalid || count > ProtocolLimits.MaxMultibulkCount || count < 0)
+        {
+            error = "Protocol error: invalid multibulk length";
+            return ParseStatus.Error;
+        }
+        if (!authenticated && count > ProtocolLimits.UnauthenticatedMaxMultibulk)
+        {
+            error = "Protocol error: unauthenticated multibulk length";
+            return ParseStatus.Error;
+        }
+        error = null;
+        if (count == 0)
+            return ParseStatus.Parsed; // "*0\r\n" is a no-op, as in Redis
+
+        batch.BeginCommand();
+        for (long i = 0; i < count; i++)
+        {
+            if (!reader.TryRead(out byte marker))
+                return ParseStatus.Incomplete;
+            if (marker != (byte)'$')
+            {
+                error = $"Protocol error: expected '$', got '{PrintableByte(marker)}'";
+                return ParseStatus.Error;
+            }
+            var bulk = ReadLength(ref reader, out long length);
+            if (bulk == LengthStatus.Incomplete)
+                return ParseStatus.Incomplete;
+            if (bulk == LengthStatus.TooLong)
+            {
+                error = "Protocol error: too big bulk count string";
+                return ParseStatus.Error;
+            }
+            if (bulk == LengthStatus.Invalid || length < 0 || length > limits.ProtoMaxBulkLength)
+            {
+                error = "Protocol error: invalid bulk length";
+                return ParseStatus.Error;
+            }
+            if (!authenticated && length > ProtocolLimits.UnauthenticatedMaxBulk)
+            {
+                error = "Protocol error: unauthenticated bulk length";
+                return ParseStatus.Error;
+            }
+            if (reader.Remaining < length + 2)
+                return ParseStatus.Incomplete;
+            batch.AddArg(reader.UnreadSequence.Slice(0, length));
+            reader.Advance(length);
+            if (!reader.IsNext("\r\n"u8, advancePast: true))
+            {
+                error = "Protocol error: expected CRLF after bulk data";
+                return ParseStatus.Error;
+            }
+        }
+        batch.EndCommand();
+        return ParseStatus.Parsed;
+    }
+
+    private enum LengthStatus { Ok, Incomplete, Invalid, TooLong }
+
+    /// <summary>Reads a decimal number terminated by CRLF, byte by byte so nothing is copied.</summary>
+    private static LengthStatus ReadLength(ref SequenceReader<byte> reader, out long value)
+    {
+        value = 0;
+        bool negative = false;
+        int digits = 0;
+        long scanned = 0;
+        while (true)
+        {
+            if (!reader.TryRead(out byte b))
+                return scanned >= ProtocolLimits.InlineMaxBytes ? LengthStatus.TooLong : LengthStatus.Incomplete;
+            scanned++;
+            if (b == (byte)'\r')
+                break;
+            if (b == (byte)'-' && scanned == 1)
+            {
+                negative = true;
+                continue;
+            }
+            if (b < (byte)'0' || b > (byte)'9' || digits >= 18)
+                return SkipLine(ref reader, scanned);
+            value = value * 10 + (b - '0');
+            digits++;
+        }
+        if (!reader.TryRead(out byte lf))
+            return LengthStatus.Incomplete;
+        if (lf != (byte)'\n' || digits == 0)
+            return LengthStatus.Invalid;
+        if (negative)
+            value = -value;
+        return LengthStatus.Ok;
+    }
+
+    /// <summary>
+    /// A malformed number is reported once its line is complete, as Redis does; a line that never
+    /// ends within the inline limit is reported as too long.
+    /// </summary>
+    private static LengthStatus SkipLine(ref SequenceReader<byte> reader, long scanned)
+    {
+        if (reader.TryAdvanceTo((byte)'\n'))
+            return LengthStatus.Invalid;
+        return scanned + reader.Remaining >= ProtocolLimits.InlineMaxBytes ? LengthStatus.TooLong : LengthStatus.Incomplete;
+    }
+
+    private static ParseStatus ParseInline(ref SequenceReader<byte> reader, RequestBatch batch, out string? error)
+    {
+        error = null;
+        if (!reader.TryReadTo(out ReadOnlySequence<byte> line, (byte)'\n'))
+        {
+            if (reader.Remaining > ProtocolLimits.InlineMaxBytes)
+            {
+                error = "Protocol error: too big inline request";
+                return ParseStatus.Error;
+            }
+            return ParseStatus.Incomplete;
+        }
+        if (line.Length > ProtocolLimits.InlineMaxBytes)
+        {
+            error = "Protocol error: too big inline request";
+            return ParseStatus.Error;
+        }
+        if (line.Length > 0 && EndsWithCr(line))
+            line = line.Slice(0, line.Length - 1);
+
+        Span<byte> text = line.Length <= 512 ? stackalloc byte[(int)line.Length] : new byte[line.Length];
+        line.CopyTo(text);
+        var mark = batch.Save();
+        batch.BeginCommand();
+        if (!InlineSplitter.Split(text, batch))
+        {
+            batch.Restore(mark);
+            error = "Protocol error: unbalanced quotes in request";
+            return ParseStatus.Error;
+        }
+        batch.EndCommand();
+        if (batch[batch.CommandCount - 1].Count == 0)
+            batch.Restore(mark); // an empty line is ignored, as Redis does
+        return ParseStatus.Parsed;
+    }
+
+    private static bool EndsWithCr(ReadOnlySequence<byte> line)
+    {
+        var last = line.Slice(line.Length - 1);
+        return last.FirstSpan[0] == (byte)'\r';
+    }
+
+    private static char PrintableByte(byte b) => b is >= 32 and < 127 ? (char)b : '?';
+}
