@@ -1,0 +1,178 @@
+using System.Globalization;
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+
+namespace Diagnostics.Server.Tests.Infrastructure;
+
+/// <summary>
+/// A deliberately small RESP client over a real TCP socket. It sends exactly the bytes a test
+/// asks for (well-formed commands, or raw and broken ones) and decodes every RESP2/RESP3 reply
+/// type, so tests see the server's wire behaviour, not a library's interpretation of it.
+/// </summary>
+public sealed class RespClient : IDisposable
+{
+    private readonly TcpClient _tcp;
+    private readonly NetworkStream _stream;
+    private readonly BufferedStream _input;
+
+    public RespClient(int port, string host = "127.0.0.1")
+    {
+        _tcp = new TcpClient();
+        _tcp.Connect(IPAddress.Parse(host), port);
+        _tcp.NoDelay = true;
+        _stream = _tcp.GetStream();
+        _stream.ReadTimeout = 30_000;
+        _input = new BufferedStream(_stream, 64 * 1024);
+    }
+
+    /// <summary>Sends one command as a multibulk request and reads its reply.</summary>
+    public RespValue Call(params string[] args)
+    {
+        Send(args);
+        return Read();
+    }
+
+    /// <summary>Sends a command whose arguments are raw bytes.</summary>
+    public RespValue Call(params byte[][] args)
+    {
+        SendRaw(Encode(args));
+        return Read();
+    }
+
+    public void Send(params string[] args) => SendRaw(Encode(args));
+
+    public static byte[] Encode(params string[] args)
+    {
+        var bytes = new byte[args.Length][];
+        for (int i = 0; i < args.Length; i++)
+            bytes[i] = Encoding.UTF8.GetBytes(args[i]);
+        return Encode(bytes);
+    }
+
+    public static byte[] Encode(params byte[][] args)
+    {
+        using var buffer = new MemoryStream();
+        Write(buffer, $"*{args.Length}\r\n");
+        foreach (var arg in args)
+        {
+            Write(buffer, $"${arg.Length}\r\n");
+            buffer.Write(arg);
+            Write(buffer, "\r\n");
+        }
+        return buffer.ToArray();
+    }
+
+    public void SendRaw(byte[] bytes)
+    {
+        _stream.Write(bytes);
+        _stream.Flush();
+    }
+
+    public void SendRaw(string text) => SendRaw(Encoding.UTF8.GetBytes(text));
+
+    /// <summary>Reads one reply; throws IOException when the server closed the connection.</summary>
+    public RespValue Read()
+    {
+        int kind = _input.ReadByte();
+        if (kind < 0)
+            throw new EndOfStreamException("connection closed by server");
+        string line = ReadLine();
+        switch ((char)kind)
+        {
+            case '+':
+            case '-':
+                return new RespValue((char)kind, line);
+            case ':':
+                return new RespValue(':', line, long.Parse(line, CultureInfo.InvariantCulture));
+            case '(':
+                return new RespValue('(', line);
+            case ',':
+                return new RespValue(',', line, 0, ParseDouble(line));
+            case '#':
+                return new RespValue('#', line, line == "t" ? 1 : 0);
+            case '_':
+                return new RespValue('_');
+            case '$':
+            case '=':
+            case '!':
+            {
+                int length = int.Parse(line, CultureInfo.InvariantCulture);
+                if (length < 0)
+                    return new RespValue('$');
+                var data = new byte[length];
+                _input.ReadExactly(data);
+                ReadLine();
+                return new RespValue((char)kind, Encoding.UTF8.GetString(data));
+            }
+            case '*':
+            case '~':
+            case '>':
+            case '%':
+            {
+                int count = int.Parse(line, CultureInfo.InvariantCulture);
+                if (count < 0)
+                    return new RespValue('*');
+                int items = kind == '%' ? count * 2 : count;
+                var list = new List<RespValue>(items);
+                for (int i = 0; i < items; i++)
+                    list.Add(Read());
+                return new RespValue((char)kind, null, count, 0, list);
+            }
+            default:
+                throw new InvalidDataException($"unexpected reply type '{(char)kind}' followed by '{line}'");
+        }
+    }
+
+    /// <summary>True when the server has closed the connection (reads end of stream within the timeout).</summary>
+    public bool IsClosedByServer(int timeoutMs = 5000)
+    {
+        _stream.ReadTimeout = timeoutMs;
+        try
+        {
+            return _input.ReadByte() < 0;
+        }
+        catch (IOException)
+        {
+            return true;
+        }
+        finally
+        {
+            _stream.ReadTimeout = 30_000;
+        }
+    }
+
+    private string ReadLine()
+    {
+        var line = new StringBuilder();
+        while (true)
+        {
+            int b = _input.ReadByte();
+            if (b < 0)
+                throw new EndOfStreamException("connection closed by server mid-reply");
+            if (b == '\r')
+            {
+                int lf = _input.ReadByte();
+                if (lf != '\n')
+                    throw new InvalidDataException("reply line not terminated by CRLF");
+                return line.ToString();
+            }
+            line.Append((char)b);
+        }
+    }
+
+    private static double ParseDouble(string text) => text switch
+    {
+        "inf" => double.PositiveInfinity,
+        "-inf" => double.NegativeInfinity,
+        _ => double.Parse(text, CultureInfo.InvariantCulture),
+    };
+
+    private static void Write(Stream stream, string text) => stream.Write(Encoding.ASCII.GetBytes(text));
+
+    public void Dispose()
+    {
+        _input.Dispose();
+        _tcp.Dispose();
+    }
+}

@@ -1,0 +1,129 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+
+namespace Diagnostics.Server.Tests.Infrastructure;
+
+/// <summary>
+/// The real server, started as its own process on a free loopback port, exactly as a user runs
+/// it (dotnet Diagnostics.Server.dll --port N ...). Output is captured for assertions and for
+/// the failure message when it does not come up.
+/// </summary>
+public sealed class ServerProcess : IDisposable
+{
+    private readonly Process _process;
+    private readonly StringBuilder _output = new();
+
+    private ServerProcess(Process process, int port)
+    {
+        _process = process;
+        Port = port;
+    }
+
+    public int Port { get; }
+    public int Pid => _process.Id;
+    public bool HasExited => _process.HasExited;
+
+    public string Output
+    {
+        get
+        {
+            lock (_output)
+                return _output.ToString();
+        }
+    }
+
+    /// <summary>Starts a server with the given extra arguments (redis-server style "--name value").</summary>
+    public static ServerProcess Start(params string[] arguments) => StartWith(null, arguments);
+
+    /// <summary>Starts a server from a config file (first argument, as redis-server takes it) plus options.</summary>
+    public static ServerProcess StartWith(string? configFile, params string[] arguments)
+    {
+        int port = FreePort();
+        string dll = Path.Combine(AppContext.BaseDirectory, "Diagnostics.Server.dll");
+        var info = new ProcessStartInfo("dotnet")
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+        };
+        info.ArgumentList.Add(dll);
+        if (configFile is not null)
+            info.ArgumentList.Add(configFile);
+        bool hasPort = false;
+        foreach (var a in arguments)
+            hasPort |= a == "--port";
+        if (!hasPort)
+        {
+            info.ArgumentList.Add("--port");
+            info.ArgumentList.Add(port.ToString());
+        }
+        foreach (var a in arguments)
+            info.ArgumentList.Add(a);
+        if (hasPort)
+            port = int.Parse(arguments[Array.IndexOf(arguments, "--port") + 1]);
+
+        var process = Process.Start(info)!;
+        var server = new ServerProcess(process, port);
+        process.OutputDataReceived += (_, e) => server.Append(e.Data);
+        process.ErrorDataReceived += (_, e) => server.Append(e.Data);
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        server.WaitUntilListening();
+        return server;
+    }
+
+    private void Append(string? line)
+    {
+        if (line is null)
+            return;
+        lock (_output)
+            _output.AppendLine(line);
+    }
+
+    private void WaitUntilListening()
+    {
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        while (DateTime.UtcNow < deadline)
+        {
+            if (_process.HasExited)
+                throw new InvalidOperationException($"server exited with code {_process.ExitCode} before listening:\n{Output}");
+            try
+            {
+                using var socket = new TcpClient();
+                socket.Connect(IPAddress.Loopback, Port);
+                return;
+            }
+            catch (SocketException)
+            {
+                Thread.Sleep(50);
+            }
+        }
+        throw new TimeoutException($"server did not listen on port {Port} within 30 s:\n{Output}");
+    }
+
+    public RespClient Connect() => new(Port);
+
+    /// <summary>Waits for the process to exit on its own (after SHUTDOWN, say).</summary>
+    public bool WaitForExit(TimeSpan timeout) => _process.WaitForExit(timeout);
+
+    public int ExitCode => _process.ExitCode;
+
+    public static int FreePort()
+    {
+        using var listener = new TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        return ((IPEndPoint)listener.LocalEndpoint).Port;
+    }
+
+    public void Dispose()
+    {
+        if (!_process.HasExited)
+        {
+            _process.Kill(entireProcessTree: true);
+            _process.WaitForExit(10_000);
+        }
+        _process.Dispose();
+    }
+}
