@@ -1,5 +1,3 @@
-using System.Net;
-using System.Net.Sockets;
 using Diagnostics.Server;
 using Diagnostics.Server.Configuration;
 using Diagnostics.Server.Network;
@@ -16,42 +14,61 @@ if (problems.Count > 0)
     return 1;
 }
 
-var builder = WebApplication.CreateSlimBuilder();
-builder.Logging.ClearProviders();
-builder.Logging.AddSimpleConsole(o =>
-{
-    o.SingleLine = true;
-    o.TimestampFormat = "dd MMM yyyy HH:mm:ss.fff ";
-});
-builder.Logging.SetMinimumLevel(config.LogLevel switch
-{
-    "debug" => LogLevel.Debug,
-    "verbose" => LogLevel.Information,
-    "notice" => LogLevel.Information,
-    "warning" => LogLevel.Warning,
-    _ => LogLevel.None,
-});
-builder.Logging.AddFilter("Microsoft", LogLevel.Warning);
-
 using var server = new DataServer(config);
-builder.Services.AddSingleton(server);
-builder.Services.Configure<SocketTransportOptions>(o => o.NoDelay = true);
-builder.WebHost.ConfigureKestrel(kestrel =>
-{
-    kestrel.AddServerHeader = false;
-    // The RESP handler enforces client-query-buffer-limit itself; a transport-level pause would
-    // deadlock a large bulk that must be buffered whole before it can be parsed.
-    kestrel.Limits.MaxRequestBufferSize = null;
-    foreach (var endPoint in ListenAddresses.Resolve(config.Bind, config.Port))
-        kestrel.Listen(endPoint, listen => listen.UseConnectionHandler<RespConnectionHandler>());
-});
-
-var app = builder.Build();
-var log = app.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Server");
-server.ShutdownRequested.Token.Register(() => app.Lifetime.StopApplication());
-app.Lifetime.ApplicationStarted.Register(() =>
-    log.LogInformation("Server started, pid {Pid}, {Shards} shards ({Mode}), {Databases} databases. Ready to accept connections tcp on {Bind} port {Port}",
-        Environment.ProcessId, config.Shards, config.Mode, config.Databases, string.Join(' ', config.Bind), config.Port));
-await app.RunAsync();
+IHost host = config.Transport == "kestrel" ? BuildKestrelHost() : BuildSocketHost();
+var log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Server");
+var lifetime = host.Services.GetRequiredService<IHostApplicationLifetime>();
+server.ShutdownRequested.Token.Register(() => lifetime.StopApplication());
+lifetime.ApplicationStarted.Register(() =>
+    log.LogInformation("Server started, pid {Pid}, {Shards} shards ({Mode}), {Databases} databases, {Transport} transport. Ready to accept connections tcp on {Bind} port {Port}",
+        Environment.ProcessId, config.Shards, config.Mode, config.Databases, config.Transport, string.Join(' ', config.Bind), config.Port));
+await host.RunAsync();
 log.LogInformation("Server is now ready to exit, bye bye...");
 return 0;
+
+// The lean socket listener runs in a generic host: nothing else listens.
+IHost BuildSocketHost()
+{
+    var builder = Host.CreateApplicationBuilder();
+    ConfigureCommon(builder.Services, builder.Logging);
+    builder.Services.AddHostedService<SocketListener>();
+    return builder.Build();
+}
+
+// Kestrel's ConnectionHandler transport, kept selectable to measure against (--transport kestrel).
+IHost BuildKestrelHost()
+{
+    var builder = WebApplication.CreateSlimBuilder();
+    ConfigureCommon(builder.Services, builder.Logging);
+    builder.Services.Configure<SocketTransportOptions>(o => o.NoDelay = true);
+    builder.WebHost.ConfigureKestrel(kestrel =>
+    {
+        kestrel.AddServerHeader = false;
+        // The RESP handler enforces client-query-buffer-limit itself; a transport-level pause would
+        // deadlock a large bulk that must be buffered whole before it can be parsed.
+        kestrel.Limits.MaxRequestBufferSize = null;
+        foreach (var endPoint in ListenAddresses.Resolve(config.Bind, config.Port))
+            kestrel.Listen(endPoint, listen => listen.UseConnectionHandler<RespConnectionHandler>());
+    });
+    return builder.Build();
+}
+
+void ConfigureCommon(IServiceCollection services, ILoggingBuilder logging)
+{
+    logging.ClearProviders();
+    logging.AddSimpleConsole(o =>
+    {
+        o.SingleLine = true;
+        o.TimestampFormat = "dd MMM yyyy HH:mm:ss.fff ";
+    });
+    logging.SetMinimumLevel(config.LogLevel switch
+    {
+        "debug" => LogLevel.Debug,
+        "verbose" or "notice" => LogLevel.Information,
+        "warning" => LogLevel.Warning,
+        _ => LogLevel.None,
+    });
+    logging.AddFilter("Microsoft", LogLevel.Warning);
+    services.AddSingleton(server);
+    services.AddSingleton<ClientSessions>();
+}

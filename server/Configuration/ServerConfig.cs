@@ -26,6 +26,7 @@ public sealed class ServerConfig
         Memory("client-query-buffer-limit", () => Limits.ClientQueryBufferLimit, v => Limits.ClientQueryBufferLimit = v, 1024 * 1024, long.MaxValue);
         Int("shards", () => Shards, v => Shards = v, 1, 1024, mutable: false);
         Add(new ConfigParameter("execution-mode", () => Mode == ExecutionMode.Executor ? "executor" : "inline", SetMode, mutable: false));
+        Add(new ConfigParameter("transport", () => Transport, v => OneOf(v, ["sockets", "kestrel"], s => Transport = s), mutable: false));
         Int("hz", () => Hz, v => { Hz = v; HzChanged?.Invoke(v); }, 1, 500);
         Int("timeout", () => Timeout, v => Timeout = v, 0, int.MaxValue);
         Int("tcp-keepalive", () => TcpKeepAlive, v => TcpKeepAlive = v, 0, int.MaxValue);
@@ -53,6 +54,8 @@ public sealed class ServerConfig
     public int Shards { get; private set; } = Environment.ProcessorCount;
     public ExecutionMode Mode { get; private set; } = ExecutionMode.Executor;
     public int Hz { get; private set; } = 10;
+    /// <summary>The RESP listener: "sockets" (lean, default) or "kestrel" (ConnectionHandler).</summary>
+    public string Transport { get; private set; } = "sockets";
     public int Timeout { get; private set; }
     public int TcpKeepAlive { get; private set; } = 300;
     public string Dir { get; private set; } = Directory.GetCurrentDirectory();

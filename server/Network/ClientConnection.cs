@@ -24,9 +24,11 @@ namespace Diagnostics.Server.Network;
 public sealed class ClientConnection : IDisposable
 {
     private const int MaxCommandsPerBatch = 1024;
+    // A client that keeps sending without pause still gets its replies at least this often.
+    private const int MaxUnflushedBytes = 64 * 1024;
 
     private readonly DataServer _server;
-    private readonly ConnectionContext _connection;
+    private readonly ClientTransport _transport;
     private readonly ILogger _log;
     private readonly RequestBatch _batch = new();
     private readonly BatchWork _work;
@@ -36,15 +38,15 @@ public sealed class ClientConnection : IDisposable
     private volatile bool _closing;
     private bool _skipCurrent;
 
-    public ClientConnection(DataServer server, ConnectionContext connection, ILogger log)
+    public ClientConnection(DataServer server, ClientTransport transport, ILogger log)
     {
         _server = server;
-        _connection = connection;
+        _transport = transport;
         _log = log;
         Id = server.Clients.NextId();
-        Reply = new RespWriter(connection.Transport.Output);
-        Address = FormatEndPoint(connection.RemoteEndPoint);
-        LocalAddress = FormatEndPoint(connection.LocalEndPoint);
+        Reply = new RespWriter(transport.Pipe.Output);
+        Address = FormatEndPoint(transport.RemoteEndPoint);
+        LocalAddress = FormatEndPoint(transport.LocalEndPoint);
         CreatedMs = LastInteractionMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         Authenticated = server.Config.RequirePass is null;
         _work = new BatchWork(this);
@@ -53,7 +55,7 @@ public sealed class ClientConnection : IDisposable
         for (int i = 0; i < shards; i++)
             _parks[i] = new ParkWork();
         _involvedShards = new bool[shards];
-        FileDescriptor = connection.Features.Get<Microsoft.AspNetCore.Connections.Features.IConnectionSocketFeature>()?.Socket.Handle.ToInt64() ?? -1;
+        FileDescriptor = transport.FileDescriptor;
     }
 
     /// <summary>The socket's descriptor (CLIENT LIST fd=, and what /proc and the monitor see).</summary>
@@ -92,13 +94,13 @@ public sealed class ClientConnection : IDisposable
     {
         Killed = true;
         _closing = true;
-        _connection.Abort(new ConnectionAbortedException("killed by CLIENT KILL"));
+        _transport.Abort("killed by CLIENT KILL");
     }
 
     public async Task RunAsync()
     {
-        PipeReader input = _connection.Transport.Input;
-        PipeWriter output = _connection.Transport.Output;
+        PipeReader input = _transport.Pipe.Input;
+        PipeWriter output = _transport.Pipe.Output;
         long unconsumed = 0;
         try
         {
@@ -161,7 +163,10 @@ public sealed class ClientConnection : IDisposable
                         continue;
                     input.AdvanceTo(result.Buffer.Start, result.Buffer.End);
                 }
-                await FlushAsync(output);
+                // Bytes still in the kernel's buffer are the next commands of this pipeline:
+                // read them before flushing, so their replies leave in the same send.
+                if (!_transport.InputPending || Reply.PendingBytes > MaxUnflushedBytes)
+                    await FlushAsync(output);
                 result = await input.ReadAsync();
             }
         }

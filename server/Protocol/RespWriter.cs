@@ -28,6 +28,9 @@ public sealed class RespWriter
     /// <summary>When set, replies are dropped (CLIENT REPLY OFF / SKIP).</summary>
     public bool Muted { get; set; }
 
+    /// <summary>Bytes written since the last <see cref="TakeWrittenCount"/>, without resetting.</summary>
+    public long PendingBytes => _uncommitted + _used;
+
     /// <summary>Bytes written since the last <see cref="TakeWrittenCount"/>.</summary>
     public long TakeWrittenCount()
     {

@@ -8,7 +8,11 @@ namespace Diagnostics.Server.Network;
 /// Kestrel's entry point for the RESP listener: admits or refuses a connection (maxclients,
 /// protected mode) and runs its <see cref="ClientConnection"/> until it ends, then releases it.
 /// </summary>
-public sealed class RespConnectionHandler(DataServer server, ILogger<RespConnectionHandler> log) : ConnectionHandler
+/// <summary>
+/// Admits or refuses a new client (maxclients, protected mode) and runs its
+/// <see cref="ClientConnection"/> until it ends, then releases it. Shared by both transports.
+/// </summary>
+public sealed class ClientSessions(DataServer server, ILogger<ClientSessions> log)
 {
     private const string ProtectedModeError =
         "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. "
@@ -19,19 +23,19 @@ public sealed class RespConnectionHandler(DataServer server, ILogger<RespConnect
         + "4) Set up an authentication password for the default user. "
         + "NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.";
 
-    public override async Task OnConnectedAsync(ConnectionContext connection)
+    public async Task RunAsync(ClientTransport transport)
     {
         server.Stats.ConnectionReceived();
-        string? refusal = Admission(connection.RemoteEndPoint);
+        string? refusal = Admission(transport.RemoteEndPoint);
         if (refusal is not null)
         {
             server.Stats.ConnectionRejected();
-            log.LogWarning("Refused connection from {Remote}: {Reason}", connection.RemoteEndPoint, refusal.Split('.')[0]);
-            await connection.Transport.Output.WriteAsync(System.Text.Encoding.ASCII.GetBytes("-" + refusal + "\r\n"));
+            log.LogWarning("Refused connection from {Remote}: {Reason}", transport.RemoteEndPoint, refusal.Split('.')[0]);
+            await transport.Pipe.Output.WriteAsync(System.Text.Encoding.ASCII.GetBytes("-" + refusal + "\r\n"));
             return;
         }
 
-        var client = new ClientConnection(server, connection, log);
+        var client = new ClientConnection(server, transport, log);
         server.Clients.Add(client);
         try
         {
@@ -54,4 +58,10 @@ public sealed class RespConnectionHandler(DataServer server, ILogger<RespConnect
             return ProtectedModeError;
         return null;
     }
+}
+
+/// <summary>Kestrel's entry point for the RESP listener when the "transport" setting is "kestrel".</summary>
+public sealed class RespConnectionHandler(ClientSessions sessions) : ConnectionHandler
+{
+    public override Task OnConnectedAsync(ConnectionContext connection) => sessions.RunAsync(new KestrelClientTransport(connection));
 }
