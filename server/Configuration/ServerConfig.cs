@@ -52,7 +52,7 @@ public sealed class ServerConfig
     public bool ProtectedMode { get; private set; } = true;
     public ProtocolLimits Limits { get; } = new();
     public int Shards { get; private set; } = Environment.ProcessorCount;
-    public ExecutionMode Mode { get; private set; } = ExecutionMode.Executor;
+    public ExecutionMode Mode { get; private set; } = ExecutionMode.Inline;
     public int Hz { get; private set; } = 10;
     /// <summary>The RESP listener: "sockets" (lean, default) or "kestrel" (ConnectionHandler).</summary>
     public string Transport { get; private set; } = "sockets";
