@@ -78,4 +78,5 @@ void ConfigureCommon(IServiceCollection services, ILoggingBuilder logging)
     logging.AddFilter("Microsoft", LogLevel.Warning);
     services.AddSingleton(server);
     services.AddSingleton<ClientSessions>();
+    services.AddHostedService<IdleClientReaper>();
 }

@@ -16,10 +16,17 @@ public sealed class SocketClientTransport : ClientTransport, IDuplexPipe, IDispo
     private readonly Socket _socket;
     private readonly NetworkStream _stream;
 
-    public SocketClientTransport(Socket socket)
+    public SocketClientTransport(Socket socket, int keepAliveSeconds)
     {
         _socket = socket;
         _socket.NoDelay = true;
+        if (keepAliveSeconds > 0)
+        {
+            // Like Redis's tcp-keepalive: probe after the idle time, then every third of it.
+            socket.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.KeepAlive, true);
+            socket.SetSocketOption(SocketOptionLevel.Tcp, SocketOptionName.TcpKeepAliveTime, keepAliveSeconds);
+            socket.SetSocketOption(SocketOptionLevel.Tcp, SocketOptionName.TcpKeepAliveInterval, Math.Max(1, keepAliveSeconds / 3));
+        }
         _stream = new NetworkStream(socket, ownsSocket: true);
         Input = PipeReader.Create(_stream, new StreamPipeReaderOptions(bufferSize: ReceiveBufferBytes, minimumReadSize: 4096, leaveOpen: true));
         Output = PipeWriter.Create(_stream, new StreamPipeWriterOptions(minimumBufferSize: 4096, leaveOpen: true));

@@ -60,7 +60,7 @@ public sealed class SocketListener(DataServer server, ClientSessions sessions, I
 
     private async Task Serve(Socket socket)
     {
-        using var transport = new SocketClientTransport(socket);
+        using var transport = new SocketClientTransport(socket, server.Config.TcpKeepAlive);
         try
         {
             await sessions.RunAsync(transport);
