@@ -1,0 +1,76 @@
+using System.Globalization;
+
+namespace Diagnostics.Benchmarks;
+
+/// <summary>What one redis-benchmark run reported for one test.</summary>
+public sealed record BenchmarkSample(string Test, double RequestsPerSecond, double AverageMs, double P50Ms, double P95Ms, double P99Ms, double MaxMs);
+
+/// <summary>Runs redis-benchmark for one test and reads its --csv output.</summary>
+public static class RedisBenchmark
+{
+    public static BenchmarkSample Run(string tool, int port, string test, int pipeline, long requests)
+    {
+        string[] arguments =
+        [
+            "-h", "127.0.0.1", "-p", port.ToString(CultureInfo.InvariantCulture),
+            "-t", test, "-d", BenchmarkOptions.DataSize.ToString(CultureInfo.InvariantCulture),
+            "-r", BenchmarkOptions.KeySpace.ToString(CultureInfo.InvariantCulture),
+            "-c", BenchmarkOptions.Clients.ToString(CultureInfo.InvariantCulture),
+            "-n", requests.ToString(CultureInfo.InvariantCulture),
+            "-P", pipeline.ToString(CultureInfo.InvariantCulture),
+            "--csv",
+        ];
+        // Generous: even 10k requests/s finishes 2M requests in under 4 minutes.
+        var timeout = TimeSpan.FromSeconds(Math.Max(120, requests / 5_000));
+        var result = ExternalTools.Run(tool, arguments, timeout);
+        string commandLine = "redis-benchmark " + string.Join(' ', arguments);
+        if (result.ExitCode != 0)
+            throw new HarnessException($"{commandLine} exited with code {result.ExitCode}:\n{result.StandardError}{result.StandardOutput}");
+        var samples = ParseCsv(result.StandardOutput);
+        var sample = samples.FirstOrDefault(s => s.Test.Equals(test, StringComparison.OrdinalIgnoreCase));
+        return sample ?? throw new HarnessException($"{commandLine} printed no CSV row for {test.ToUpperInvariant()}:\n{result.StandardOutput}\n{result.StandardError}");
+    }
+
+    /// <summary>
+    /// Parses Redis 7.0's CSV: a header ("test","rps","avg_latency_ms","min_latency_ms",
+    /// "p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms") then one row per test.
+    /// Columns are found by header name, so a reordered or extended header still parses.
+    /// </summary>
+    public static List<BenchmarkSample> ParseCsv(string csv)
+    {
+        var samples = new List<BenchmarkSample>();
+        Dictionary<string, int>? columns = null;
+        foreach (string raw in csv.Split('\n'))
+        {
+            string line = raw.Trim();
+            if (!line.StartsWith('"'))
+                continue;
+            string[] cells = line.Split(',').Select(c => c.Trim().Trim('"')).ToArray();
+            if (cells[0] == "test")
+            {
+                columns = new Dictionary<string, int>(StringComparer.Ordinal);
+                for (int i = 0; i < cells.Length; i++)
+                    columns[cells[i]] = i;
+                continue;
+            }
+            if (columns is null)
+                throw new HarnessException($"redis-benchmark CSV row before its header: {line}");
+            samples.Add(new BenchmarkSample(
+                cells[0],
+                Number(cells, columns, "rps"),
+                Number(cells, columns, "avg_latency_ms"),
+                Number(cells, columns, "p50_latency_ms"),
+                Number(cells, columns, "p95_latency_ms"),
+                Number(cells, columns, "p99_latency_ms"),
+                Number(cells, columns, "max_latency_ms")));
+        }
+        return samples;
+    }
+
+    private static double Number(string[] cells, Dictionary<string, int> columns, string column)
+    {
+        if (!columns.TryGetValue(column, out int index) || index >= cells.Length)
+            throw new HarnessException($"redis-benchmark CSV has no '{column}' column (header: {string.Join(',', columns.Keys)}); Redis 7.0's CSV is expected");
+        return double.Parse(cells[index], NumberStyles.Float, CultureInfo.InvariantCulture);
+    }
+}
