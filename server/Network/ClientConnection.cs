@@ -202,7 +202,7 @@ public sealed class ClientConnection : IDisposable
         var reader = new SequenceReader<byte>(buffer);
         error = null;
         ParseStatus status = ParseStatus.Parsed;
-        while (!reader.End && _batch.CommandCount < MaxCommandsPerBatch)
+        while (!reader.End && _batch.CommandCount < MaxCommandsPerBatch && _batch.ArenaBytes < RequestBatch.TargetArenaBytes)
         {
             status = RespRequestParser.TryParse(ref reader, _batch, _server.Config.Limits, Authenticated, out error);
             if (status != ParseStatus.Parsed)

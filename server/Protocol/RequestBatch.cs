@@ -13,8 +13,11 @@ namespace Diagnostics.Server.Protocol;
 public sealed unsafe class RequestBatch : IDisposable
 {
     private const int InitialArenaBytes = 16 * 1024;
-    // Past this, the arena is given back after the batch instead of being kept for reuse.
-    private const int RetainedArenaBytes = 256 * 1024;
+    /// <summary>Parsing stops adding commands to a batch once its arguments fill this much.</summary>
+    public const int TargetArenaBytes = 256 * 1024;
+    // Past this (a batch with one huge argument), the arena is given back after the batch
+    // instead of being kept; a normal full batch stays below it so its arena is reused.
+    private const int RetainedArenaBytes = 1024 * 1024;
 
     private byte* _arena;
     private int _arenaCapacity;
