@@ -16,6 +16,12 @@ public static class Errors
     public const string StringTooLong = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
     public const string OffsetOutOfRange = "ERR offset is out of range";
     public const string SourceDestinationSame = "ERR source and destination objects are the same";
+    public const string DecrementOverflow = "ERR decrement would overflow";
+    public const string FloatIncrementNotFinite = "ERR increment would produce NaN or Infinity";
+    public const string LcsNotStrings = "ERR The specified keys must contain string values";
+    public const string LcsLenWithIdx = "ERR If you want both the length and indexes, please just use IDX.";
+    public const string LcsTableTooLarge = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
+    public const string LcsAllocationFailed = "ERR Insufficient memory, failed allocating transient memory for LCS";
 
     public static string WrongArity(string fullName) => $"ERR wrong number of arguments for '{fullName}' command";
     public static string UnknownSubcommand(string sub, string command) => $"ERR unknown subcommand '{Truncate(sub)}'. Try {command.ToUpperInvariant()} HELP.";
