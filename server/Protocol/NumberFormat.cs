@@ -103,18 +103,6 @@ public static class NumberFormat
         return n;
     }
 
-    /// <summary>Formats as INCRBYFLOAT stores its result (%.17Lg then trailing zeros trimmed): never an exponent for ordinary values.</summary>
-    public static int FormatLongDouble(double value, Span<byte> target)
-    {
-        if (value == Math.Floor(value) && Math.Abs(value) < 1e17)
-        {
-            Utf8Formatter.TryFormat((long)value, target, out int whole);
-            return whole;
-        }
-        value.TryFormat(target, out int n, "0.#################", CultureInfo.InvariantCulture);
-        return n;
-    }
-
     public static bool EqualsIgnoreCase(ReadOnlySpan<byte> text, ReadOnlySpan<byte> lowerAscii)
     {
         if (text.Length != lowerAscii.Length)
