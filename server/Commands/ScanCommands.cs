@@ -131,7 +131,7 @@ public static unsafe class ScanCommands
                 collector.SetFilter(patternBytes, pattern.Length, typeFilter, unknownType, type);
                 // As Redis: stop after COUNT keys were looked at, or after COUNT*10 bucket steps
                 // so a sparse table cannot make one call walk all of it.
-                long steps = count * 10;
+                long steps = count > long.MaxValue / 10 ? long.MaxValue : count * 10;
                 while (true)
                 {
                     KeyTable table = shards[shard].Databases[dbIndex].Keys;

@@ -56,6 +56,7 @@ public sealed class ScanTests(SharedServer shared) : IClassFixture<SharedServer>
         Assert.True(expected.SetEquals(keys));
         Assert.Equal(300, keys.Count);
         Assert.Equal(1, calls);
+        Assert.Equal(300, ScanAll(c, "COUNT", long.MaxValue.ToString()).Keys.Count);
     }
 
     /// <summary>
