@@ -22,6 +22,36 @@ public sealed class KeyCommandTests(SharedServer shared) : IClassFixture<SharedS
         RespAssert.Error("ERR wrong number of arguments for 'del' command", c.Call("DEL"));
     }
 
+    /// <summary>
+    /// Deleting keys while the tables grow (incremental rehashing, with fresh keys going to the new
+    /// table) must keep every other key reachable and the count exact.
+    /// </summary>
+    [Fact]
+    public void DeletesDuringRehashingKeepKeyspaceIntact()
+    {
+        using var c = shared.Connect();
+        RespAssert.Ok(c.Call("SELECT", "14"));
+        var random = new Random(2);
+        var live = new HashSet<string>();
+        var commands = new List<string[]>();
+        for (int i = 0; i < 60_000; i++)
+        {
+            string key = $"churn:{i}";
+            commands.Add(["SET", key, "v"]);
+            live.Add(key);
+            if (random.NextDouble() < 0.4)
+            {
+                string victim = $"churn:{random.Next(Math.Max(0, i - 50), i + 1)}";
+                commands.Add(["DEL", victim]);
+                live.Remove(victim);
+            }
+        }
+        Pipeline.RunAll(c, commands);
+        RespAssert.Integer(live.Count, c.Call("DBSIZE"));
+        var exists = Pipeline.Run(c, live.Select(k => new[] { "EXISTS", k }));
+        Assert.All(exists, reply => RespAssert.Integer(1, reply));
+    }
+
     [Fact]
     public void UnlinkDeletesLikeDel()
     {
