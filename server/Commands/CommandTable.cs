@@ -18,6 +18,10 @@ public sealed class CommandTable
         ClientCommands.Register(this);
         StringCommands.Register(this);
         KeyCommands.Register(this);
+        ExpireCommands.Register(this);
+        ScanCommands.Register(this);
+        DatabaseCommands.Register(this);
+        ObjectCommands.Register(this);
         ServerCommands.Register(this);
     }
 

@@ -156,12 +156,19 @@ public sealed unsafe class Database : IDisposable
     /// <summary>Unlinks and frees the entry at <paramref name="slot"/>.</summary>
     public void RemoveAt(Entry** slot) => EntryStore.Free(Detach(slot));
 
-    /// <summary>Unlinks the entry at <paramref name="slot"/> without freeing it (MOVE, RENAME).</summary>
+    /// <summary>
+    /// Unlinks the entry at <paramref name="slot"/> without freeing it (MOVE, RENAME). The entry
+    /// keeps its ExpireAt so <see cref="Add"/> in another database registers the TTL again.
+    /// </summary>
     public Entry* Detach(Entry** slot)
     {
         Entry* e = _keys.Unlink(slot);
         if (e->VolatileIndex >= 0)
+        {
+            long expireAt = e->ExpireAt;
             RemoveVolatile(e);
+            e->ExpireAt = expireAt;
+        }
         return e;
     }
 

@@ -103,16 +103,20 @@ public sealed unsafe class KeyTable : IDisposable
         return e;
     }
 
-    // A slot is either a bucket of one of the tables or the Next field of an entry in a chain;
-    // the chain an entry sits in is determined by its hash, and after migration it is in table 1
-    // exactly when its table-0 bucket index is below the rehash index.
+    // A slot is either a bucket of one of the tables or the Next field of the entry before it in
+    // a chain. The hash alone cannot tell which table that chain is in: entries inserted during a
+    // rehash go to table 1 whatever their table-0 bucket. So look for the slot in the table-0
+    // chain the entry would belong to; chains are short, and this runs only while rehashing.
     private bool IsInTable1(Entry** slot, Entry* e)
     {
         if (slot >= _table1 && slot < _table1 + _size1)
             return true;
         if (slot >= _table0 && slot < _table0 + _size0)
             return false;
-        return (long)(e->Hash & (_size0 - 1)) < _rehashIndex;
+        for (Entry* x = _table0[e->Hash & (_size0 - 1)]; x != null; x = x->Next)
+            if (&x->Next == slot)
+                return false;
+        return true;
     }
 
     /// <summary>A random entry, or null when empty (RANDOMKEY, eviction sampling).</summary>

@@ -1,0 +1,50 @@
+using Diagnostics.Server.Memory;
+
+namespace Diagnostics.Server.Engine;
+
+/// <summary>
+/// Builds entries under another name. The key bytes live inside the entry block, so RENAME and
+/// COPY need a new block: <see cref="Rekey"/> moves the value (the old block is released without
+/// releasing the value it pointed to), <see cref="Clone"/> duplicates it.
+/// </summary>
+public static unsafe class EntryCopier
+{
+    /// <summary>
+    /// Returns a detached entry named <paramref name="key"/> that takes over the value, TTL and
+    /// access statistics of the detached <paramref name="entry"/>, whose block is released.
+    /// </summary>
+    public static Entry* Rekey(Entry* entry, ReadOnlySpan<byte> key, uint hash)
+    {
+        Entry* fresh = CopyBlock(entry, key, hash);
+        // Only the block: for strings the value bytes were copied; for other types the value area
+        // holds a pointer to the value's structure, which now belongs to the fresh entry.
+        TrackedAllocator.Free((byte*)entry);
+        return fresh;
+    }
+
+    /// <summary>
+    /// A detached, independent copy of <paramref name="entry"/> named <paramref name="key"/>,
+    /// with the same TTL (COPY keeps it, as Redis does).
+    /// </summary>
+    public static Entry* Clone(Entry* entry, ReadOnlySpan<byte> key, uint hash)
+    {
+        if (entry->Type != ValueType.String)
+            throw new NotSupportedException($"COPY of a {System.Text.Encoding.ASCII.GetString(ValueTypeNames.Of(entry->Type))} value is not supported");
+        Entry* fresh = CopyBlock(entry, key, hash);
+        fresh->AccessClock = LruClock.Now;
+        fresh->Frequency = LfuCounter.InitialValue;
+        return fresh;
+    }
+
+    private static Entry* CopyBlock(Entry* entry, ReadOnlySpan<byte> key, uint hash)
+    {
+        Entry* fresh = EntryStore.Allocate(key, hash, entry->ValueLength, entry->Type);
+        new ReadOnlySpan<byte>(Entry.ValuePointer(entry), entry->ValueLength).CopyTo(Entry.ValueOf(fresh));
+        fresh->ExpireAt = entry->ExpireAt;
+        fresh->AccessClock = entry->AccessClock;
+        fresh->Frequency = entry->Frequency;
+        fresh->Flags = entry->Flags;
+        fresh->Reserved = entry->Reserved;
+        return fresh;
+    }
+}
