@@ -85,10 +85,10 @@ public static unsafe class TrackedAllocator
     }
 
     /// <summary>Bytes the caller may use in the block (at least what it asked for).</summary>
-    public static nuint UsableSize(byte* pointer) => (nuint)(*(int*)(pointer - HeaderSize) - HeaderSize);
+    public static nuint UsableSize(byte* pointer) => (nuint)(ChargedSize(pointer) - HeaderSize);
 
     /// <summary>Bytes the block is charged for, header included.</summary>
-    public static int ChargedSize(byte* pointer) => *(int*)(pointer - HeaderSize);
+    public static int ChargedSize(byte* pointer) => *(int*)(pointer - HeaderSize + 4); // header: owner id, then charged size
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static ThreadMemoryRecord RegisterCurrentThread()
