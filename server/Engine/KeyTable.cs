@@ -94,25 +94,33 @@ public sealed unsafe class KeyTable : IDisposable
     public Entry* Unlink(Entry** slot)
     {
         Entry* e = *slot;
+        bool inTable1 = _rehashIndex >= 0 && IsInTable1(slot, e); // decided while e is still linked
         *slot = e->Next;
         e->Next = null;
-        if (_rehashIndex >= 0 && IsInTable1(slot, e))
+        if (inTable1)
             _used1--;
         else
             _used0--;
         return e;
     }
 
-    // A slot is either a bucket of one of the tables or the Next field of an entry in a chain;
-    // the chain an entry sits in is determined by its hash, and after migration it is in table 1
-    // exactly when its table-0 bucket index is below the rehash index.
+    // A slot is either a bucket of one of the tables or the Next field of an entry in a chain.
+    // Entries of migrated buckets (index below the rehash index) are in table 1; so are entries
+    // added during the rehash, whatever their table-0 bucket, so above the rehash index the
+    // table-0 chain itself must be checked.
     private bool IsInTable1(Entry** slot, Entry* e)
     {
         if (slot >= _table1 && slot < _table1 + _size1)
             return true;
         if (slot >= _table0 && slot < _table0 + _size0)
             return false;
-        return (long)(e->Hash & (_size0 - 1)) < _rehashIndex;
+        long bucket = e->Hash & (_size0 - 1);
+        if (bucket < _rehashIndex)
+            return true;
+        for (Entry* x = _table0[bucket]; x != null; x = x->Next)
+            if (x == e)
+                return false;
+        return true;
     }
 
     /// <summary>A random entry, or null when empty (RANDOMKEY, eviction sampling).</summary>
