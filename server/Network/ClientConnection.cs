@@ -138,7 +138,7 @@ public sealed class ClientConnection : IDisposable
                     _server.Stats.ProtocolError();
                     _log.LogInformation("Closing client id={Id} addr={Address}: {Error}", Id, Address, protocolError);
                     Reply.Muted = false;
-                    Reply.Error(protocolError);
+                    Reply.Error("ERR " + protocolError); // as Redis's addReplyError words it
                     await FlushAsync(output);
                     return;
                 }
