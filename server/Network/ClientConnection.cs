@@ -199,6 +199,10 @@ public sealed class ClientConnection : IDisposable
         ParseStatus status = ParseStatus.Parsed;
         while (!reader.End && _batch.CommandCount < MaxCommandsPerBatch)
         {
+            // Before AUTH, one command at a time: an AUTH must run before the next command is
+            // parsed, so that command gets the authenticated limits, as in Redis.
+            if (!Authenticated && _batch.CommandCount > 0)
+                break;
             status = RespRequestParser.TryParse(ref reader, _batch, _server.Config.Limits, Authenticated, out error);
             if (status != ParseStatus.Parsed)
                 break;
