@@ -116,7 +116,7 @@ public sealed class ClientConnection : IDisposable
 
                 string? protocolError = null;
                 bool incomplete = false;
-                while (!buffer.IsEmpty && !_closing)
+                while (!buffer.IsEmpty && !_closing && !CloseAfterReply)
                 {
                     var status = Parse(ref buffer, out protocolError);
                     if (_batch.CommandCount > 0)
@@ -224,7 +224,8 @@ public sealed class ClientConnection : IDisposable
             _specs = new CommandSpec?[Math.Max(count, _specs.Length * 2)];
         var keyspace = _server.Keyspace;
         int i = 0;
-        while (i < count && !_closing)
+        // After QUIT (or CLIENT KILL of itself) nothing more runs, as in Redis.
+        while (i < count && !_closing && !CloseAfterReply)
         {
             Route route = Classify(i, out int shardIndex);
             if (route == Route.Immediate)
