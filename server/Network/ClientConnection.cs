@@ -34,7 +34,6 @@ public sealed class ClientConnection : IDisposable
     private readonly bool[] _involvedShards;
     private CommandSpec?[] _specs = new CommandSpec?[64];
     private volatile bool _closing;
-    private bool _skipCurrent;
 
     public ClientConnection(DataServer server, ConnectionContext connection, ILogger log)
     {
@@ -353,13 +352,10 @@ public sealed class ClientConnection : IDisposable
     {
         ArgList args = _batch[index];
         CommandSpec? spec = _specs[index];
-        Reply.Muted = ReplyMode == ReplyMode.Off || _skipCurrent;
-        _skipCurrent = false;
-        if (SkipNextReply)
-        {
-            SkipNextReply = false;
-            _skipCurrent = true;
-        }
+        // CLIENT REPLY SKIP set SkipNextReply while it ran: this is the command whose reply it drops.
+        bool skip = SkipNextReply;
+        SkipNextReply = false;
+        Reply.Muted = ReplyMode == ReplyMode.Off || skip;
 
         var counters = ThreadCounters.Current;
         if (spec is null)
