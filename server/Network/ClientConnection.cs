@@ -408,8 +408,14 @@ public sealed class ClientConnection : IDisposable
     {
         var text = new System.Text.StringBuilder("ERR unknown command '");
         text.Append(Errors.Truncate(System.Text.Encoding.UTF8.GetString(args[0]))).Append("', with args beginning with: ");
-        for (int i = 1; i < args.Count && text.Length < 1024; i++)
-            text.Append('\'').Append(Errors.Truncate(System.Text.Encoding.UTF8.GetString(args[i]))).Append("' ");
+        // Redis quotes arguments while the list is under 128 characters, each cut to what is left of them.
+        int listStart = text.Length;
+        for (int i = 1; i < args.Count && text.Length - listStart < 128; i++)
+        {
+            ReadOnlySpan<byte> arg = args[i];
+            int room = 128 - (text.Length - listStart);
+            text.Append('\'').Append(System.Text.Encoding.UTF8.GetString(arg.Length > room ? arg[..room] : arg)).Append("' ");
+        }
         return text.ToString();
     }
 
