@@ -145,6 +145,7 @@ public sealed class ClientConnection : IDisposable
                 {
                     _server.Stats.QueryBufferDisconnect();
                     _log.LogWarning("Closing client id={Id} addr={Address} that reached max query buffer length ({Bytes} bytes)", Id, Address, unconsumed);
+                    await FlushAsync(output); // the commands before the oversized one ran: send their replies
                     return;
                 }
                 if (_closing || CloseAfterReply || result.IsCompleted || result.IsCanceled)
