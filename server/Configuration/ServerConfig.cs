@@ -160,7 +160,10 @@ public sealed class ServerConfig
         return null;
     }
 
-    /// <summary>True when bind was configured; protected mode applies only with the default bind, as in Redis.</summary>
+    /// <summary>
+    /// True when bind was configured. Protected mode does not depend on it: as in Redis 7, it refuses
+    /// non-loopback clients whenever protected-mode is yes and the default user has no password.
+    /// </summary>
     public bool BindExplicit { get; private set; }
 
     private string? SetMode(string value)

@@ -94,27 +94,31 @@ public sealed unsafe class KeyTable : IDisposable
     public Entry* Unlink(Entry** slot)
     {
         Entry* e = *slot;
+        bool inTable1 = _rehashIndex >= 0 && IsInTable1(slot, e); // decided while e is still linked
         *slot = e->Next;
         e->Next = null;
-        if (_rehashIndex >= 0 && IsInTable1(slot, e))
+        if (inTable1)
             _used1--;
         else
             _used0--;
         return e;
     }
 
-    // A slot is either a bucket of one of the tables or the Next field of the entry before it in
-    // a chain. The hash alone cannot tell which table that chain is in: entries inserted during a
-    // rehash go to table 1 whatever their table-0 bucket. So look for the slot in the table-0
-    // chain the entry would belong to; chains are short, and this runs only while rehashing.
+    // A slot is either a bucket of one of the tables or the Next field of an entry in a chain.
+    // Entries of migrated buckets (index below the rehash index) are in table 1; so are entries
+    // added during the rehash, whatever their table-0 bucket, so above the rehash index the
+    // table-0 chain itself must be checked.
     private bool IsInTable1(Entry** slot, Entry* e)
     {
         if (slot >= _table1 && slot < _table1 + _size1)
             return true;
         if (slot >= _table0 && slot < _table0 + _size0)
             return false;
-        for (Entry* x = _table0[e->Hash & (_size0 - 1)]; x != null; x = x->Next)
-            if (&x->Next == slot)
+        long bucket = e->Hash & (_size0 - 1);
+        if (bucket < _rehashIndex)
+            return true;
+        for (Entry* x = _table0[bucket]; x != null; x = x->Next)
+            if (x == e)
                 return false;
         return true;
     }

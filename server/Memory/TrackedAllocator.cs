@@ -87,8 +87,8 @@ public static unsafe class TrackedAllocator
     /// <summary>Bytes the caller may use in the block (at least what it asked for).</summary>
     public static nuint UsableSize(byte* pointer) => (nuint)(ChargedSize(pointer) - HeaderSize);
 
-    /// <summary>Bytes the block is charged for, header included (the header's second int; the first is the owner).</summary>
-    public static int ChargedSize(byte* pointer) => *(int*)(pointer - HeaderSize + 4);
+    /// <summary>Bytes the block is charged for, header included.</summary>
+    public static int ChargedSize(byte* pointer) => *(int*)(pointer - HeaderSize + 4); // header: owner id, then charged size
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static ThreadMemoryRecord RegisterCurrentThread()

@@ -36,7 +36,6 @@ public sealed class ClientConnection : IDisposable
     private readonly bool[] _involvedShards;
     private CommandSpec?[] _specs = new CommandSpec?[64];
     private volatile bool _closing;
-    private bool _skipCurrent;
 
     public ClientConnection(DataServer server, ClientTransport transport, ILogger log)
     {
@@ -118,7 +117,7 @@ public sealed class ClientConnection : IDisposable
 
                 string? protocolError = null;
                 bool incomplete = false;
-                while (!buffer.IsEmpty && !_closing)
+                while (!buffer.IsEmpty && !_closing && !CloseAfterReply)
                 {
                     var status = Parse(ref buffer, out protocolError);
                     if (_batch.CommandCount > 0)
@@ -140,7 +139,7 @@ public sealed class ClientConnection : IDisposable
                     _server.Stats.ProtocolError();
                     _log.LogInformation("Closing client id={Id} addr={Address}: {Error}", Id, Address, protocolError);
                     Reply.Muted = false;
-                    Reply.Error(protocolError);
+                    Reply.Error("ERR " + protocolError); // as Redis's addReplyError words it
                     await FlushAsync(output);
                     return;
                 }
@@ -148,6 +147,7 @@ public sealed class ClientConnection : IDisposable
                 {
                     _server.Stats.QueryBufferDisconnect();
                     _log.LogWarning("Closing client id={Id} addr={Address} that reached max query buffer length ({Bytes} bytes)", Id, Address, unconsumed);
+                    await FlushAsync(output); // the commands before the oversized one ran: send their replies
                     return;
                 }
                 if (_closing || CloseAfterReply || result.IsCompleted || result.IsCanceled)
@@ -204,6 +204,10 @@ public sealed class ClientConnection : IDisposable
         ParseStatus status = ParseStatus.Parsed;
         while (!reader.End && _batch.CommandCount < MaxCommandsPerBatch && _batch.ArenaBytes < RequestBatch.TargetArenaBytes)
         {
+            // Before AUTH, one command at a time: an AUTH must run before the next command is
+            // parsed, so that command gets the authenticated limits, as in Redis.
+            if (!Authenticated && _batch.CommandCount > 0)
+                break;
             status = RespRequestParser.TryParse(ref reader, _batch, _server.Config.Limits, Authenticated, out error);
             if (status != ParseStatus.Parsed)
                 break;
@@ -225,7 +229,8 @@ public sealed class ClientConnection : IDisposable
             _specs = new CommandSpec?[Math.Max(count, _specs.Length * 2)];
         var keyspace = _server.Keyspace;
         int i = 0;
-        while (i < count && !_closing)
+        // After QUIT (or CLIENT KILL of itself) nothing more runs, as in Redis.
+        while (i < count && !_closing && !CloseAfterReply)
         {
             Route route = Classify(i, out int shardIndex);
             if (route == Route.Immediate)
@@ -353,13 +358,10 @@ public sealed class ClientConnection : IDisposable
     {
         ArgList args = _batch[index];
         CommandSpec? spec = _specs[index];
-        Reply.Muted = ReplyMode == ReplyMode.Off || _skipCurrent;
-        _skipCurrent = false;
-        if (SkipNextReply)
-        {
-            SkipNextReply = false;
-            _skipCurrent = true;
-        }
+        // CLIENT REPLY SKIP set SkipNextReply while it ran: this is the command whose reply it drops.
+        bool skip = SkipNextReply;
+        SkipNextReply = false;
+        Reply.Muted = ReplyMode == ReplyMode.Off || skip;
 
         var counters = ThreadCounters.Current;
         if (spec is null)
@@ -412,8 +414,14 @@ public sealed class ClientConnection : IDisposable
     {
         var text = new System.Text.StringBuilder("ERR unknown command '");
         text.Append(Errors.Truncate(System.Text.Encoding.UTF8.GetString(args[0]))).Append("', with args beginning with: ");
-        for (int i = 1; i < args.Count && text.Length < 1024; i++)
-            text.Append('\'').Append(Errors.Truncate(System.Text.Encoding.UTF8.GetString(args[i]))).Append("' ");
+        // Redis quotes arguments while the list is under 128 characters, each cut to what is left of them.
+        int listStart = text.Length;
+        for (int i = 1; i < args.Count && text.Length - listStart < 128; i++)
+        {
+            ReadOnlySpan<byte> arg = args[i];
+            int room = 128 - (text.Length - listStart);
+            text.Append('\'').Append(System.Text.Encoding.UTF8.GetString(arg.Length > room ? arg[..room] : arg)).Append("' ");
+        }
         return text.ToString();
     }
 

@@ -6,8 +6,8 @@ public sealed class ProtocolLimits
     /// <summary>Longest inline command or header line without a newline (PROTO_INLINE_MAX_SIZE).</summary>
     public const int InlineMaxBytes = 64 * 1024;
 
-    /// <summary>Largest multibulk count accepted.</summary>
-    public const long MaxMultibulkCount = 1024L * 1024 * 1024;
+    /// <summary>Largest multibulk count accepted: INT_MAX, as in Redis 7 (6.x allowed 1024*1024).</summary>
+    public const long MaxMultibulkCount = int.MaxValue;
 
     /// <summary>Before AUTH, requests this large are refused (Redis's unauthenticated limits).</summary>
     public const long UnauthenticatedMaxMultibulk = 10;

@@ -50,7 +50,7 @@ public static class RespRequestParser
             error = "Protocol error: too big mbulk count string";
             return ParseStatus.Error;
         }
-        if (header == LengthStatus.Invalid || count > ProtocolLimits.MaxMultibulkCount || count < 0)
+        if (header == LengthStatus.Invalid || count > ProtocolLimits.MaxMultibulkCount)
         {
             error = "Protocol error: invalid multibulk length";
             return ParseStatus.Error;
@@ -61,8 +61,8 @@ public static class RespRequestParser
             return ParseStatus.Error;
         }
         error = null;
-        if (count == 0)
-            return ParseStatus.Parsed; // "*0\r\n" is a no-op, as in Redis
+        if (count <= 0)
+            return ParseStatus.Parsed; // "*0\r\n" and "*-1\r\n" are no-ops, as in Redis
 
         batch.BeginCommand();
         for (long i = 0; i < count; i++)

@@ -1,27 +1,207 @@
 using Diagnostics.Server.Memory;
+using Diagnostics.Server.Tests.Infrastructure;
 
 namespace Diagnostics.Server.Tests;
 
 /// <summary>
-/// The allocator's block header is [owner thread id:int][charged bytes:int]. Sizes must be read
-/// from the second field: reading the owner id as a size made Realloc copy the NEW size out of
-/// the old block, which crashed the server once a request batch grew past 64 KiB.
+/// The tracked allocator in process: who is charged for a block, where a free from another
+/// thread lands, that per-thread figures add up to the global total, how long an exited thread's
+/// record lives, and that realloc keeps the data and moves the charge.
 /// </summary>
+[Collection(NativeMemoryCollection.Name)]
 public sealed unsafe class TrackedAllocatorTests
 {
     [Fact]
-    public void UsableAndChargedSizesComeFromTheHeadersSizeField()
+    public void AnAllocationIsChargedToTheAllocatingThreadAtItsRealSize()
     {
-        byte* block = TrackedAllocator.Alloc(1000);
+        using var thread = new DedicatedThread("alloc-owner");
+        thread.Run(() =>
+        {
+            ThreadMemoryRecord record = TrackedAllocator.CurrentThread;
+            Assert.Equal(Environment.CurrentManagedThreadId, record.ManagedThreadId);
+            Assert.True(record.OsThreadId > 0);
+            long allocated = record.AllocatedBytes, live = record.LiveBytes, count = record.Allocations, total = TrackedAllocator.TotalBytes;
+
+            byte* p = TrackedAllocator.Alloc(1000);
+            int charged = TrackedAllocator.ChargedSize(p);
+            Assert.InRange(charged, 1000 + TrackedAllocator.HeaderSize, 1000 + TrackedAllocator.HeaderSize + 64);
+            Assert.Equal((nuint)(charged - TrackedAllocator.HeaderSize), TrackedAllocator.UsableSize(p));
+            new Span<byte>(p, (int)TrackedAllocator.UsableSize(p)).Fill(0xAB); // the whole usable size is ours to write
+            Assert.Equal(allocated + charged, record.AllocatedBytes);
+            Assert.Equal(live + charged, record.LiveBytes);
+            Assert.Equal(count + 1, record.Allocations);
+            Assert.Equal(total + charged, TrackedAllocator.TotalBytes);
+            Assert.True(TrackedAllocator.PeakBytes >= TrackedAllocator.TotalBytes);
+
+            TrackedAllocator.Free(p);
+            Assert.Equal(allocated + charged, record.AllocatedBytes);
+            Assert.Equal(live, record.LiveBytes);
+            Assert.Equal(total, TrackedAllocator.TotalBytes);
+        });
+    }
+
+    [Fact]
+    public void AFreeOnAnotherThreadIsChargedToTheOwner()
+    {
+        using var owner = new DedicatedThread("free-owner");
+        using var other = new DedicatedThread("free-other");
+        ThreadMemoryRecord ownerRecord = owner.Run(() => TrackedAllocator.CurrentThread);
+        ThreadMemoryRecord otherRecord = other.Run(() => TrackedAllocator.CurrentThread);
+        Assert.NotEqual(ownerRecord.Id, otherRecord.Id);
+
+        nint block = owner.Run(() => (nint)TrackedAllocator.Alloc(4096));
+        int charged = TrackedAllocator.ChargedSize((byte*)block);
+        long ownerLive = ownerRecord.LiveBytes, ownerFreed = ownerRecord.FreedBytes, ownerFrees = ownerRecord.Frees;
+        long otherFreed = otherRecord.FreedBytes, otherLive = otherRecord.LiveBytes;
+
+        other.Run(() => TrackedAllocator.Free((byte*)block));
+
+        Assert.Equal(ownerLive - charged, ownerRecord.LiveBytes);
+        Assert.Equal(ownerFreed + charged, ownerRecord.FreedBytes);
+        Assert.Equal(ownerFrees + 1, ownerRecord.Frees);
+        Assert.Equal(otherFreed, otherRecord.FreedBytes);
+        Assert.Equal(otherLive, otherRecord.LiveBytes);
+
+        // The owner folds the remote frees into its own counters on its next allocation; the figures stay the same.
+        long liveBefore = ownerRecord.LiveBytes;
+        nint again = owner.Run(() => (nint)TrackedAllocator.Alloc(16));
+        Assert.Equal(liveBefore + TrackedAllocator.ChargedSize((byte*)again), ownerRecord.LiveBytes);
+        Assert.Equal(ownerFreed + charged, ownerRecord.FreedBytes);
+        owner.Run(() => TrackedAllocator.Free((byte*)again));
+        Assert.Equal(liveBefore, ownerRecord.LiveBytes);
+    }
+
+    [Fact]
+    public void PerThreadLiveBytesAddUpToTheTotal()
+    {
+        var threads = new List<DedicatedThread>();
+        var blocks = new List<nint>();
         try
         {
-            Assert.True(TrackedAllocator.UsableSize(block) >= 1000);
-            Assert.Equal((long)TrackedAllocator.UsableSize(block) + TrackedAllocator.HeaderSize, TrackedAllocator.ChargedSize(block));
+            for (int t = 0; t < 4; t++)
+            {
+                var thread = new DedicatedThread($"sum-{t}");
+                threads.Add(thread);
+                int size = 100 * (t + 1);
+                blocks.AddRange(thread.Run(() => Enumerable.Range(0, 50).Select(i => (nint)TrackedAllocator.Alloc((nuint)(size + i))).ToList()));
+            }
+            // Free a third of them on threads that did not allocate them.
+            for (int i = 0; i < blocks.Count; i += 3)
+            {
+                nint block = blocks[i];
+                threads[(i + 1) % threads.Count].Run(() => TrackedAllocator.Free((byte*)block));
+                blocks[i] = 0;
+            }
+            AssertRecordsAddUpToTotal();
         }
         finally
         {
-            TrackedAllocator.Free(block);
+            foreach (nint block in blocks)
+                TrackedAllocator.Free((byte*)block);
+            foreach (var thread in threads)
+                thread.Dispose();
         }
+        AssertRecordsAddUpToTotal();
+    }
+
+    private static void AssertRecordsAddUpToTotal()
+    {
+        long sum = 0;
+        foreach (var record in ThreadMemoryRegistry.Snapshot())
+            sum += record.LiveBytes;
+        Assert.Equal(TrackedAllocator.TotalBytes, sum);
+    }
+
+    [Fact]
+    public void AnExitedThreadsRecordStaysUntilReportedAndEmpty()
+    {
+        ThreadMemoryRecord? record = null;
+        nint block = 0;
+        var thread = new Thread(() =>
+        {
+            record = TrackedAllocator.CurrentThread;
+            TrackedAllocator.NameCurrentThread("exiting allocator");
+            block = (nint)TrackedAllocator.Alloc(2048);
+        });
+        thread.Start();
+        thread.Join();
+        Assert.NotNull(record);
+        Assert.False(record.IsAlive);
+        Assert.Equal("exiting allocator", record.Name);
+        int charged = TrackedAllocator.ChargedSize((byte*)block);
+        Assert.Equal(charged, record.LiveBytes);
+
+        // Still holding memory: reported again and again.
+        Assert.Contains(record, ThreadMemoryRegistry.Snapshot());
+        Assert.Contains(record, ThreadMemoryRegistry.Snapshot());
+
+        TrackedAllocator.Free((byte*)block);
+        Assert.Equal(0, record.LiveBytes);
+        // Already reported as exited and now empty: the next snapshot retires it.
+        Assert.DoesNotContain(record, ThreadMemoryRegistry.Snapshot());
+    }
+
+    [Fact]
+    public void AnExitedThreadWithNothingLiveIsReportedOnceMore()
+    {
+        ThreadMemoryRecord? record = null;
+        var thread = new Thread(() =>
+        {
+            record = TrackedAllocator.CurrentThread;
+            TrackedAllocator.Free(TrackedAllocator.Alloc(64));
+        });
+        thread.Start();
+        thread.Join();
+        Assert.NotNull(record);
+        Assert.Equal(0, record.LiveBytes);
+        Assert.True(record.AllocatedBytes > 0);
+        Assert.Contains(record, ThreadMemoryRegistry.Snapshot());
+        Assert.DoesNotContain(record, ThreadMemoryRegistry.Snapshot());
+    }
+
+    [Fact]
+    public void ReallocKeepsTheDataAndMovesTheCharge()
+    {
+        using var owner = new DedicatedThread("realloc-owner");
+        using var other = new DedicatedThread("realloc-other");
+        ThreadMemoryRecord ownerRecord = owner.Run(() => TrackedAllocator.CurrentThread);
+        ThreadMemoryRecord otherRecord = other.Run(() => TrackedAllocator.CurrentThread);
+        long ownerLive = ownerRecord.LiveBytes, otherLive = otherRecord.LiveBytes, total = TrackedAllocator.TotalBytes;
+
+        nint grown = owner.Run(() =>
+        {
+            byte* p = TrackedAllocator.Alloc(1000);
+            for (int i = 0; i < 1000; i++)
+                p[i] = (byte)(i * 31);
+            byte* q = TrackedAllocator.Realloc(p, 50_000);
+            Assert.True(TrackedAllocator.UsableSize(q) >= 50_000);
+            for (int i = 0; i < 1000; i++)
+                Assert.True(q[i] == (byte)(i * 31), $"byte {i} lost when growing");
+            return (nint)q;
+        });
+        Assert.Equal(ownerLive + TrackedAllocator.ChargedSize((byte*)grown), ownerRecord.LiveBytes);
+
+        // Shrinking on another thread: the new block is the other thread's, the old charge returns to the owner.
+        nint shrunk = other.Run(() =>
+        {
+            byte* r = TrackedAllocator.Realloc((byte*)grown, 100);
+            for (int i = 0; i < 100; i++)
+                Assert.True(r[i] == (byte)(i * 31), $"byte {i} lost when shrinking");
+            return (nint)r;
+        });
+        Assert.Equal(ownerLive, ownerRecord.LiveBytes);
+        Assert.Equal(otherLive + TrackedAllocator.ChargedSize((byte*)shrunk), otherRecord.LiveBytes);
+        Assert.Equal(total + TrackedAllocator.ChargedSize((byte*)shrunk), TrackedAllocator.TotalBytes);
+
+        nint fromNull = other.Run(() => (nint)TrackedAllocator.Realloc(null, 10));
+        Assert.True(TrackedAllocator.UsableSize((byte*)fromNull) >= 10);
+        other.Run(() =>
+        {
+            TrackedAllocator.Free((byte*)shrunk);
+            TrackedAllocator.Free((byte*)fromNull);
+        });
+        Assert.Equal(otherLive, otherRecord.LiveBytes);
+        Assert.Equal(total, TrackedAllocator.TotalBytes);
     }
 
     [Fact]

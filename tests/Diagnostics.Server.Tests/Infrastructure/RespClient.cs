@@ -124,13 +124,20 @@ public sealed class RespClient : IDisposable
         }
     }
 
-    /// <summary>True when the server has closed the connection (reads end of stream within the timeout).</summary>
+    /// <summary>
+    /// True when the server has closed the connection (end of stream or reset within the timeout);
+    /// false when the connection is still open when the timeout passes, or when a byte arrives.
+    /// </summary>
     public bool IsClosedByServer(int timeoutMs = 5000)
     {
         _stream.ReadTimeout = timeoutMs;
         try
         {
             return _input.ReadByte() < 0;
+        }
+        catch (IOException e) when (e.InnerException is SocketException { SocketErrorCode: SocketError.TimedOut or SocketError.WouldBlock })
+        {
+            return false; // nothing arrived and nothing closed: the connection is open
         }
         catch (IOException)
         {
