@@ -22,6 +22,8 @@ public sealed class ServerProcess : IDisposable
     }
 
     public int Port { get; }
+    // A log level above notice hides the ready line; then a connect is the only sign.
+    private bool _quiet;
     public int Pid => _process.Id;
     public bool HasExited => _process.HasExited;
 
@@ -65,7 +67,7 @@ public sealed class ServerProcess : IDisposable
             port = int.Parse(arguments[Array.IndexOf(arguments, "--port") + 1]);
 
         var process = Process.Start(info)!;
-        var server = new ServerProcess(process, port);
+        var server = new ServerProcess(process, port) { _quiet = Array.IndexOf(arguments, "--loglevel") >= 0 };
         process.OutputDataReceived += (_, e) => server.Append(e.Data);
         process.ErrorDataReceived += (_, e) => server.Append(e.Data);
         process.BeginOutputReadLine();
@@ -84,23 +86,32 @@ public sealed class ServerProcess : IDisposable
 
     private void WaitUntilListening()
     {
+        // The server's own "Ready to accept connections" line proves that this process holds the
+        // port; a bare connect could reach another server that took the same free port first.
         var deadline = DateTime.UtcNow.AddSeconds(30);
         while (DateTime.UtcNow < deadline)
         {
             if (_process.HasExited)
                 throw new InvalidOperationException($"server exited with code {_process.ExitCode} before listening:\n{Output}");
-            try
-            {
-                using var socket = new TcpClient();
-                socket.Connect(IPAddress.Loopback, Port);
+            if (Output.Contains("Ready to accept connections", StringComparison.Ordinal) || (_quiet && CanConnect()))
                 return;
-            }
-            catch (SocketException)
-            {
-                Thread.Sleep(50);
-            }
+            Thread.Sleep(25);
         }
         throw new TimeoutException($"server did not listen on port {Port} within 30 s:\n{Output}");
+    }
+
+    private bool CanConnect()
+    {
+        try
+        {
+            using var socket = new TcpClient();
+            socket.Connect(IPAddress.Loopback, Port);
+            return true;
+        }
+        catch (SocketException)
+        {
+            return false;
+        }
     }
 
     public RespClient Connect() => new(Port);
