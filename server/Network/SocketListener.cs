@@ -10,11 +10,18 @@ namespace Diagnostics.Server.Network;
 /// <see cref="SocketClientTransport"/>. Used instead of Kestrel's listener when the
 /// "transport" setting is "sockets" (see the benchmark notes in the README for why).
 /// </summary>
-public sealed class SocketListener(DataServer server, ClientSessions sessions, ILogger<SocketListener> log) : BackgroundService
+public sealed class SocketListener(DataServer server, ClientSessions sessions, ILogger<SocketListener> log) : IHostedService
 {
-    protected override async Task ExecuteAsync(CancellationToken stopping)
+    private readonly List<Socket> _listeners = [];
+    private readonly CancellationTokenSource _stopping = new();
+    private readonly List<Task> _loops = [];
+
+    /// <summary>
+    /// Binds every address before returning, so the host reports "ready" only once clients can
+    /// connect (a bind failure stops the start with the reason).
+    /// </summary>
+    public Task StartAsync(CancellationToken cancellationToken)
     {
-        var listeners = new List<Socket>();
         foreach (var endPoint in ListenAddresses.Resolve(server.Config.Bind, server.Config.Port))
         {
             var socket = new Socket(endPoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
@@ -23,17 +30,19 @@ public sealed class SocketListener(DataServer server, ClientSessions sessions, I
             socket.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
             socket.Bind(endPoint);
             socket.Listen(511);
-            listeners.Add(socket);
+            _listeners.Add(socket);
         }
-        stopping.Register(() =>
-        {
-            foreach (var socket in listeners)
-                socket.Dispose();
-        });
-        var loops = new List<Task>();
-        foreach (var socket in listeners)
-            loops.Add(AcceptLoop(socket, stopping));
-        await Task.WhenAll(loops);
+        foreach (var socket in _listeners)
+            _loops.Add(AcceptLoop(socket, _stopping.Token));
+        return Task.CompletedTask;
+    }
+
+    public async Task StopAsync(CancellationToken cancellationToken)
+    {
+        _stopping.Cancel();
+        foreach (var socket in _listeners)
+            socket.Dispose();
+        await Task.WhenAll(_loops).WaitAsync(cancellationToken).ConfigureAwait(false);
     }
 
     private async Task AcceptLoop(Socket listener, CancellationToken stopping)
