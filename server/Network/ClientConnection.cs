@@ -131,7 +131,10 @@ public sealed class ClientConnection : IDisposable
                 }
 
                 unconsumed = buffer.Length;
-                QueryBufferBytes = unconsumed;
+                // An open multibulk command's complete arguments were consumed into the arena:
+                // they are still query buffer, as far as limits and CLIENT LIST go.
+                QueryBufferBytes = unconsumed + _batch.ArenaBytes;
+                incomplete |= _batch.OpenArgsRemaining > 0;
                 input.AdvanceTo(buffer.Start, buffer.End);
 
                 if (protocolError is not null)
@@ -143,10 +146,10 @@ public sealed class ClientConnection : IDisposable
                     await FlushAsync(output);
                     return;
                 }
-                if (incomplete && unconsumed > _server.Config.Limits.ClientQueryBufferLimit)
+                if (incomplete && QueryBufferBytes > _server.Config.Limits.ClientQueryBufferLimit)
                 {
                     _server.Stats.QueryBufferDisconnect();
-                    _log.LogWarning("Closing client id={Id} addr={Address} that reached max query buffer length ({Bytes} bytes)", Id, Address, unconsumed);
+                    _log.LogWarning("Closing client id={Id} addr={Address} that reached max query buffer length ({Bytes} bytes)", Id, Address, QueryBufferBytes);
                     await FlushAsync(output); // the commands before the oversized one ran: send their replies
                     return;
                 }
@@ -202,7 +205,7 @@ public sealed class ClientConnection : IDisposable
         var reader = new SequenceReader<byte>(buffer);
         error = null;
         ParseStatus status = ParseStatus.Parsed;
-        while (!reader.End && _batch.CommandCount < MaxCommandsPerBatch && _batch.ArenaBytes < RequestBatch.TargetArenaBytes)
+        while (!reader.End && (_batch.OpenArgsRemaining > 0 || (_batch.CommandCount < MaxCommandsPerBatch && _batch.ArenaBytes < RequestBatch.TargetArenaBytes)))
         {
             // Before AUTH, one command at a time: an AUTH must run before the next command is
             // parsed, so that command gets the authenticated limits, as in Redis.

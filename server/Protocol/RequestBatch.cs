@@ -41,20 +41,29 @@ public sealed unsafe class RequestBatch : IDisposable
         }
     }
 
-    internal Mark Save() => new(_arenaUsed, _argCount, _commandCount);
+    internal Mark Save() => new(_arenaUsed, _argCount, _commandCount, OpenArgsRemaining);
 
     internal void Restore(Mark mark)
     {
         _arenaUsed = mark.ArenaUsed;
         _argCount = mark.ArgCount;
         _commandCount = mark.CommandCount;
+        OpenArgsRemaining = mark.OpenArgsRemaining;
     }
 
-    internal void BeginCommand()
+    /// <summary>
+    /// Arguments the open multibulk command still lacks; 0 when no command is open. An open
+    /// command's complete arguments stay in the arena across reads and batches.
+    /// </summary>
+    public long OpenArgsRemaining { get; internal set; }
+
+    /// <summary>Opens a command expecting <paramref name="arguments"/> multibulk arguments (0 for inline).</summary>
+    internal void BeginCommand(long arguments)
     {
         if (_commandCount == _commands.Length)
             Array.Resize(ref _commands, _commands.Length * 2);
         _commands[_commandCount] = new CommandSlot(_argCount, 0);
+        OpenArgsRemaining = arguments;
     }
 
     internal void EndCommand()
@@ -62,6 +71,7 @@ public sealed unsafe class RequestBatch : IDisposable
         ref CommandSlot slot = ref _commands[_commandCount];
         slot.ArgCount = _argCount - slot.FirstArg;
         _commandCount++;
+        OpenArgsRemaining = 0;
     }
 
     /// <summary>Appends an argument copied from <paramref name="source"/>.</summary>
@@ -97,9 +107,17 @@ public sealed unsafe class RequestBatch : IDisposable
         _arenaUsed += length;
     }
 
-    /// <summary>Forgets the commands executed so far; keeps the arena unless it grew large.</summary>
+    /// <summary>
+    /// Forgets the commands executed so far, keeping the arguments of an open command (moved to
+    /// the front); the arena is kept for reuse unless it grew large.
+    /// </summary>
     public void Clear()
     {
+        if (OpenArgsRemaining > 0)
+        {
+            KeepOpenCommandOnly();
+            return;
+        }
         _arenaUsed = 0;
         _argCount = 0;
         _commandCount = 0;
@@ -109,6 +127,25 @@ public sealed unsafe class RequestBatch : IDisposable
             _args = new ArgSlot[64];
         if (_commands.Length > 4096)
             _commands = new CommandSlot[32];
+    }
+
+    private void KeepOpenCommandOnly()
+    {
+        int firstArg = _commands[_commandCount].FirstArg;
+        int openArgs = _argCount - firstArg;
+        int firstByte = openArgs > 0 ? _args[firstArg].Offset : _arenaUsed;
+        int openBytes = _arenaUsed - firstByte;
+        if (openBytes > 0 && firstByte > 0)
+            new Span<byte>(_arena + firstByte, openBytes).CopyTo(new Span<byte>(_arena, openBytes));
+        for (int i = 0; i < openArgs; i++)
+        {
+            ArgSlot slot = _args[firstArg + i];
+            _args[i] = new ArgSlot(slot.Offset - firstByte, slot.Length);
+        }
+        _argCount = openArgs;
+        _arenaUsed = openBytes;
+        _commandCount = 0;
+        _commands[0] = new CommandSlot(0, 0);
     }
 
     public void Dispose() => ReleaseArena();
@@ -134,7 +171,7 @@ public sealed unsafe class RequestBatch : IDisposable
         _arenaCapacity = (int)capacity;
     }
 
-    internal readonly record struct Mark(int ArenaUsed, int ArgCount, int CommandCount);
+    internal readonly record struct Mark(int ArenaUsed, int ArgCount, int CommandCount, long OpenArgsRemaining);
 
     internal struct CommandSlot(int firstArg, int argCount)
     {

@@ -4,29 +4,34 @@ namespace Diagnostics.Server.Protocol;
 
 /// <summary>
 /// Parses requests, RESP multibulk or inline, from a pipe buffer into a <see cref="RequestBatch"/>.
-/// Stateless between calls: an incomplete command is re-read from its first byte when more input
-/// arrives, which costs a header re-scan (bulk bodies are skipped by length, not scanned).
+/// A multibulk command is parsed incrementally: every complete argument is copied into the batch
+/// and consumed, and the batch remembers how many arguments the open command still lacks, so a
+/// command with a million arguments arriving slowly is read once, not once per network read.
+/// An incomplete inline line is re-read when more input arrives (it is at most 64 KB).
 /// Error texts are Redis's own, so clients and tests see what they would see from Redis.
 /// </summary>
 public static class RespRequestParser
 {
     /// <summary>
     /// Parses one command from <paramref name="reader"/>. On <see cref="ParseStatus.Parsed"/> the
-    /// reader is past the command; on <see cref="ParseStatus.Incomplete"/> it is unchanged and the
-    /// batch is as before; on <see cref="ParseStatus.Error"/> <paramref name="error"/> says why.
+    /// reader is past the command; on <see cref="ParseStatus.Incomplete"/> it is past whatever was
+    /// kept in the batch (complete arguments of an open multibulk command) and nothing more; on
+    /// <see cref="ParseStatus.Error"/> <paramref name="error"/> says why.
     /// </summary>
     public static ParseStatus TryParse(ref SequenceReader<byte> reader, RequestBatch batch, ProtocolLimits limits,
         bool authenticated, out string? error)
     {
         error = null;
+        if (batch.OpenArgsRemaining > 0)
+            return ReadArguments(ref reader, batch, limits, authenticated, out error);
         if (!reader.TryPeek(out byte first))
             return ParseStatus.Incomplete;
 
         var start = reader;
         var mark = batch.Save();
-        ParseStatus status = first == (byte)'*'
-            ? ParseMultibulk(ref reader, batch, limits, authenticated, out error)
-            : ParseInline(ref reader, batch, out error);
+        if (first == (byte)'*')
+            return ParseMultibulk(ref reader, batch, limits, authenticated, out error);
+        ParseStatus status = ParseInline(ref reader, batch, out error);
         if (status == ParseStatus.Incomplete)
         {
             reader = start;
@@ -38,10 +43,12 @@ public static class RespRequestParser
     private static ParseStatus ParseMultibulk(ref SequenceReader<byte> reader, RequestBatch batch, ProtocolLimits limits,
         bool authenticated, out string? error)
     {
+        var start = reader;
         reader.Advance(1); // '*'
         var header = ReadLength(ref reader, out long count);
         if (header == LengthStatus.Incomplete)
         {
+            reader = start;
             error = null;
             return ParseStatus.Incomplete;
         }
@@ -64,9 +71,18 @@ public static class RespRequestParser
         if (count <= 0)
             return ParseStatus.Parsed; // "*0\r\n" and "*-1\r\n" are no-ops, as in Redis
 
-        batch.BeginCommand();
-        for (long i = 0; i < count; i++)
+        batch.BeginCommand(count);
+        return ReadArguments(ref reader, batch, limits, authenticated, out error);
+    }
+
+    /// <summary>Reads the open command's remaining arguments, keeping each complete one.</summary>
+    private static ParseStatus ReadArguments(ref SequenceReader<byte> reader, RequestBatch batch, ProtocolLimits limits,
+        bool authenticated, out string? error)
+    {
+        error = null;
+        while (batch.OpenArgsRemaining > 0)
         {
+            var argumentStart = reader;
             if (!reader.TryRead(out byte marker))
                 return ParseStatus.Incomplete;
             if (marker != (byte)'$')
@@ -76,7 +92,10 @@ public static class RespRequestParser
             }
             var bulk = ReadLength(ref reader, out long length);
             if (bulk == LengthStatus.Incomplete)
+            {
+                reader = argumentStart;
                 return ParseStatus.Incomplete;
+            }
             if (bulk == LengthStatus.TooLong)
             {
                 error = "Protocol error: too big bulk count string";
@@ -93,7 +112,11 @@ public static class RespRequestParser
                 return ParseStatus.Error;
             }
             if (reader.Remaining < length + 2)
+            {
+                // The body is skipped by length on the next try, never scanned.
+                reader = argumentStart;
                 return ParseStatus.Incomplete;
+            }
             batch.AddArg(reader.UnreadSequence.Slice(0, length));
             reader.Advance(length);
             if (!reader.IsNext("\r\n"u8, advancePast: true))
@@ -101,6 +124,7 @@ public static class RespRequestParser
                 error = "Protocol error: expected CRLF after bulk data";
                 return ParseStatus.Error;
             }
+            batch.OpenArgsRemaining--;
         }
         batch.EndCommand();
         return ParseStatus.Parsed;
@@ -175,7 +199,7 @@ public static class RespRequestParser
         Span<byte> text = line.Length <= 512 ? stackalloc byte[(int)line.Length] : new byte[line.Length];
         line.CopyTo(text);
         var mark = batch.Save();
-        batch.BeginCommand();
+        batch.BeginCommand(0);
         if (!InlineSplitter.Split(text, batch))
         {
             batch.Restore(mark);

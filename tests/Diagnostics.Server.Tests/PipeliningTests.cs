@@ -130,4 +130,49 @@ public sealed class PipeliningTests(SharedServer shared) : IClassFixture<SharedS
         }
         return request.ToArray();
     }
+
+    [Fact]
+    public void AMultibulkArrivingInSmallPiecesRunsOnceCompleteAndIsShownAsQueryBuffer()
+    {
+        using var c = shared.Connect();
+        using var observer = shared.Connect();
+        RespAssert.Ok(c.Call("CLIENT", "SETNAME", "slow-mset"));
+        const int pairs = 20_000;
+        var args = new List<string>(1 + pairs * 2) { "MSET" };
+        for (int i = 0; i < pairs; i++)
+        {
+            args.Add($"slowmset:{i}");
+            args.Add($"v{i}");
+        }
+        byte[] request = RespClient.Encode(args.ToArray());
+        int half = request.Length / 2;
+
+        // First half in 1000-byte writes: nothing may run yet, and the partial command is
+        // reported as this client's query buffer.
+        for (int offset = 0; offset < half; offset += 1000)
+            c.SendRaw(request[offset..Math.Min(half, offset + 1000)]);
+        Poll.Until(() => QueryBuffer(observer, "slow-mset") > half / 2, "the partial MSET shows as query buffer");
+        RespAssert.Integer(0, observer.Call("EXISTS", "slowmset:0"));
+
+        for (int offset = half; offset < request.Length; offset += 1000)
+            c.SendRaw(request[offset..Math.Min(request.Length, offset + 1000)]);
+        RespAssert.Ok(c.Read());
+        RespAssert.Bulk("v0", observer.Call("GET", "slowmset:0"));
+        RespAssert.Bulk($"v{pairs - 1}", observer.Call("GET", $"slowmset:{pairs - 1}"));
+        Assert.Equal(0, QueryBuffer(observer, "slow-mset"));
+    }
+
+    private static long QueryBuffer(RespClient observer, string name)
+    {
+        string list = observer.Call("CLIENT", "LIST").Text!;
+        foreach (string line in list.Split('\n'))
+        {
+            if (!line.Contains($" name={name} ", StringComparison.Ordinal))
+                continue;
+            foreach (string field in line.Split(' '))
+                if (field.StartsWith("qbuf=", StringComparison.Ordinal))
+                    return long.Parse(field[5..]);
+        }
+        throw new InvalidOperationException($"client {name} not in CLIENT LIST:\n{list}");
+    }
 }
