@@ -19,6 +19,7 @@ public sealed class CommandTable
         StringCommands.Register(this);
         KeyCommands.Register(this);
         ServerCommands.Register(this);
+        CommandCommands.Register(this);
     }
 
     /// <summary>Top-level commands in registration order.</summary>
