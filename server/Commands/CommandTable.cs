@@ -20,6 +20,7 @@ public sealed class CommandTable
         KeyCommands.Register(this);
         ServerCommands.Register(this);
         CommandCommands.Register(this);
+        ConfigCommands.Register(this);
     }
 
     /// <summary>Top-level commands in registration order.</summary>
