@@ -21,6 +21,7 @@ public sealed class CommandTable
         ServerCommands.Register(this);
         CommandCommands.Register(this);
         ConfigCommands.Register(this);
+        InfoCommand.Register(this);
     }
 
     /// <summary>Top-level commands in registration order.</summary>

@@ -359,6 +359,7 @@ public sealed class ClientConnection : IDisposable
         var counters = ThreadCounters.Current;
         if (spec is null)
         {
+            counters.UnknownCommands++;
             Reply.Error(UnknownCommandMessage(args));
             return;
         }
@@ -394,6 +395,7 @@ public sealed class ClientConnection : IDisposable
         catch (Exception ex) when (ex is not OutOfMemoryException)
         {
             _log.LogError(ex, "Command {Command} failed for client id={Id}", spec.FullName, Id);
+            counters.InternalErrors++;
             context.Error($"ERR internal error while executing '{spec.FullName}': {ex.Message}");
         }
         counters.Calls[spec.Id]++;
