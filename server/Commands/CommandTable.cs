@@ -22,6 +22,7 @@ public sealed class CommandTable
         CommandCommands.Register(this);
         ConfigCommands.Register(this);
         InfoCommand.Register(this);
+        DebugCommands.Register(this);
     }
 
     /// <summary>Top-level commands in registration order.</summary>
