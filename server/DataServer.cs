@@ -16,6 +16,7 @@ public sealed class DataServer : IDisposable
         ThreadCounters.Configure(Commands.AllSpecs.Count);
         Keyspace = new Keyspace(config.Shards, config.Databases, config.Mode, config.Hz);
         config.HzChanged += hz => Keyspace.Cron.Hz = hz;
+        Instantaneous = new InstantaneousMetrics(Stats);
     }
 
     public ServerConfig Config { get; }
@@ -23,11 +24,17 @@ public sealed class DataServer : IDisposable
     public Keyspace Keyspace { get; }
     public ClientRegistry Clients { get; } = new();
     public ServerStats Stats { get; } = new();
+    /// <summary>Sampled rates for INFO's instantaneous_* fields.</summary>
+    public InstantaneousMetrics Instantaneous { get; }
     public string RunId { get; } = Convert.ToHexStringLower(System.Security.Cryptography.RandomNumberGenerator.GetBytes(20));
     public long LastSaveUnixSeconds { get; set; } = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
 
     /// <summary>Set by SHUTDOWN; the host stops when it fires.</summary>
     public CancellationTokenSource ShutdownRequested { get; } = new();
 
-    public void Dispose() => Keyspace.Dispose();
+    public void Dispose()
+    {
+        Instantaneous.Dispose();
+        Keyspace.Dispose();
+    }
 }

@@ -23,6 +23,10 @@ public sealed class CommandTable
         DatabaseCommands.Register(this);
         ObjectCommands.Register(this);
         ServerCommands.Register(this);
+        CommandCommands.Register(this);
+        ConfigCommands.Register(this);
+        InfoCommand.Register(this);
+        DebugCommands.Register(this);
     }
 
     /// <summary>Top-level commands in registration order.</summary>

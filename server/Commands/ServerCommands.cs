@@ -1,9 +1,76 @@
+using static Diagnostics.Server.Commands.CommandFlags;
+
 namespace Diagnostics.Server.Commands;
 
-/// <summary>Server commands: COMMAND, CONFIG, INFO, TIME, LASTSAVE, SHUTDOWN, DEBUG.</summary>
+/// <summary>Server commands: TIME, LASTSAVE, SHUTDOWN.</summary>
 public static class ServerCommands
 {
     public static void Register(CommandTable table)
     {
+        const string g = "server";
+        table.Add(new CommandSpec("time", 1, Connection | Loading | Stale | Fast, 0, 0, 0, Time, g, "Returns the server time.", "2.6.0"));
+        table.Add(new CommandSpec("lastsave", 1, Connection | Loading | Stale | Fast, 0, 0, 0, LastSave, g,
+            "Returns the Unix timestamp of the last successful save to disk."));
+        table.Add(new CommandSpec("shutdown", -1, Connection | Admin | NoScript | Loading | Stale | NoMulti | AllowBusy, 0, 0, 0, Shutdown, g,
+            "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0",
+            "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)")
+        {
+            Arguments = [
+                new("save-selector", "oneof", Optional: true, Children: [new("nosave", "pure-token", Token: "NOSAVE"), new("save", "pure-token", Token: "SAVE")]),
+                new("now", "pure-token", Optional: true, Token: "NOW"),
+                new("force", "pure-token", Optional: true, Token: "FORCE"),
+                new("abort", "pure-token", Optional: true, Token: "ABORT")],
+        });
+    }
+
+    /// <summary>[unix seconds, microseconds] as two bulk strings.</summary>
+    private static void Time(ref CommandContext c)
+    {
+        long micros = (DateTime.UtcNow.Ticks - DateTime.UnixEpoch.Ticks) / 10;
+        c.Reply.ArrayHeader(2);
+        c.Reply.BulkInteger(micros / 1_000_000);
+        c.Reply.BulkInteger(micros % 1_000_000);
+    }
+
+    private static void LastSave(ref CommandContext c) => c.Reply.Integer(c.Server.LastSaveUnixSeconds);
+
+    /// <summary>
+    /// Stops the server: no reply on success, every client is disconnected and the process exits 0.
+    /// Shutdown never waits for replicas here, so there is never one in progress to ABORT, and
+    /// NOW / FORCE change nothing. SAVE has nothing to write until persistence exists.
+    /// </summary>
+    private static void Shutdown(ref CommandContext c)
+    {
+        bool save = false, noSave = false, abort = false, other = false;
+        for (int i = 1; i < c.ArgCount; i++)
+        {
+            if (c.ArgIs(i, "nosave"u8)) noSave = true;
+            else if (c.ArgIs(i, "save"u8)) save = true;
+            else if (c.ArgIs(i, "now"u8) || c.ArgIs(i, "force"u8)) other = true;
+            else if (c.ArgIs(i, "abort"u8)) abort = true;
+            else
+            {
+                c.SyntaxError();
+                return;
+            }
+        }
+        if ((abort && (save || noSave || other)) || (save && noSave))
+        {
+            c.SyntaxError();
+            return;
+        }
+        if (abort)
+        {
+            c.Error("ERR No shutdown in progress.");
+            return;
+        }
+
+        // Redis exits without answering; the connections close with the process. Closing them
+        // here also spares the host from waiting out its shutdown timeout on open sockets.
+        foreach (var client in c.Server.Clients.Snapshot())
+            if (client != c.Client)
+                client.Kill();
+        c.Client.CloseAfterReply = true;
+        c.Server.ShutdownRequested.Cancel();
     }
 }

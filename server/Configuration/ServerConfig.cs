@@ -37,6 +37,9 @@ public sealed class ServerConfig
         Add(new ConfigParameter("http-bind", () => string.Join(' ', HttpBind), v => { HttpBind = Split(v); return null; }, mutable: false));
         Add(new ConfigParameter("daemonize", () => "no", v => v.Equals("no", StringComparison.OrdinalIgnoreCase) ? null : "daemonize is not supported; run under a service manager", mutable: false));
         Add(new ConfigParameter("pidfile", () => PidFile, v => { PidFile = v; return null; }, mutable: false));
+        // Immutable as in Redis, so a client that can CONFIG SET cannot open DEBUG to itself.
+        Add(new ConfigParameter("enable-debug-command", () => EnableDebugCommand,
+            v => OneOf(v, ["no", "yes", "local"], s => EnableDebugCommand = s), mutable: false));
 
         // Redis tunables that shape internal encodings or features this server does not have:
         // accepted and reported so configuration files and tools written for Redis keep working.
@@ -64,6 +67,12 @@ public sealed class ServerConfig
     public int HttpPort { get; private set; } = 8080;
     public string[] HttpBind { get; private set; } = ["127.0.0.1"];
     public string PidFile { get; private set; } = "";
+    /// <summary>
+    /// Who may run DEBUG: "no", "yes" or "local" (loopback clients only). Redis defaults to "no";
+    /// the default here is "local" because DEBUG SLEEP and DEBUG OBJECT are diagnostics tools an
+    /// operator on the host should have, while remote clients still cannot stall the server.
+    /// </summary>
+    public string EnableDebugCommand { get; private set; } = "local";
     /// <summary>The configuration file the server started from, if any (CONFIG REWRITE target).</summary>
     public string? ConfigFile { get; set; }
 
@@ -201,6 +210,5 @@ public sealed class ServerConfig
         ("rdbchecksum", "yes"), ("dbfilename", "dump.rdb"), ("stop-writes-on-bgsave-error", "yes"),
         ("replica-serve-stale-data", "yes"), ("replica-read-only", "yes"), ("repl-diskless-sync", "yes"),
         ("jemalloc-bg-thread", "yes"), ("oom-score-adj", "no"), ("crash-log-enabled", "yes"),
-        ("enable-debug-command", "no"),
     ];
 }

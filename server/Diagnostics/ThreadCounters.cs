@@ -27,6 +27,10 @@ public sealed class ThreadCounters
     public readonly long[] Rejected;
     public long KeyspaceHits;
     public long KeyspaceMisses;
+    /// <summary>Requests naming no known command (they have no id of their own; INFO total_error_replies).</summary>
+    public long UnknownCommands;
+    /// <summary>Handlers that threw: the error reply was the server's fault (INFO unexpected_error_replies).</summary>
+    public long InternalErrors;
 
     /// <summary>Sets how many command ids rows must hold; call once before serving.</summary>
     public static void Configure(int commandCount) => s_commandCount = commandCount;
@@ -83,6 +87,8 @@ public sealed class ThreadCounters
             Array.Clear(row.Rejected);
             row.KeyspaceHits = 0;
             row.KeyspaceMisses = 0;
+            row.UnknownCommands = 0;
+            row.InternalErrors = 0;
         }
     }
 }

@@ -369,6 +369,7 @@ public sealed class ClientConnection : IDisposable
         var counters = ThreadCounters.Current;
         if (spec is null)
         {
+            counters.UnknownCommands++;
             Reply.Error(UnknownCommandMessage(args));
             return;
         }
@@ -404,6 +405,7 @@ public sealed class ClientConnection : IDisposable
         catch (Exception ex) when (ex is not OutOfMemoryException)
         {
             _log.LogError(ex, "Command {Command} failed for client id={Id}", spec.FullName, Id);
+            counters.InternalErrors++;
             context.Error($"ERR internal error while executing '{spec.FullName}': {ex.Message}");
         }
         counters.Calls[spec.Id]++;

@@ -1,0 +1,138 @@
+using System.Globalization;
+using System.Net;
+using Diagnostics.Server.Engine;
+using Diagnostics.Server.Network;
+using Diagnostics.Server.Protocol;
+using static Diagnostics.Server.Commands.CommandFlags;
+
+namespace Diagnostics.Server.Commands;
+
+/// <summary>
+/// DEBUG SLEEP / SET-ACTIVE-EXPIRE / OBJECT / HELP. DEBUG parks every shard (AllShards), so
+/// DEBUG SLEEP makes the whole server busy as it does in Redis, and DEBUG OBJECT reads any key.
+/// Allowed according to enable-debug-command.
+/// </summary>
+public static unsafe class DebugCommands
+{
+    public const string NotAllowedError = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+
+    public static void Register(CommandTable table)
+    {
+        table.Add(new CommandSpec("debug", -2, Admin | NoScript | Loading | Stale | AllShards, 0, 0, 0, Debug, "server",
+            "A container for debugging commands.", "1.0.0", "Depends on subcommand."));
+    }
+
+    private static void Debug(ref CommandContext c)
+    {
+        if (!Allowed(c.Server.Config.EnableDebugCommand, c.Client))
+        {
+            c.Error(NotAllowedError);
+            return;
+        }
+        if (c.ArgIs(1, "help"u8) && c.ArgCount == 2)
+            Help(ref c);
+        else if (c.ArgIs(1, "sleep"u8) && c.ArgCount == 3)
+            Sleep(ref c);
+        else if (c.ArgIs(1, "set-active-expire"u8) && c.ArgCount == 3)
+            SetActiveExpire(ref c);
+        else if (c.ArgIs(1, "object"u8) && c.ArgCount == 3)
+            Object(ref c);
+        else
+            c.Error($"ERR unknown subcommand or wrong number of arguments for '{Errors.Truncate(c.ArgString(1))}'. Try DEBUG HELP.");
+    }
+
+    /// <summary>"local" admits loopback clients only, as Redis's islocalClient.</summary>
+    public static bool Allowed(string setting, ClientConnection client)
+    {
+        if (setting == "yes")
+            return true;
+        if (setting != "local")
+            return false;
+        string address = client.Address;
+        int colon = address.LastIndexOf(':');
+        string host = (colon > 0 ? address[..colon] : address).Trim('[', ']');
+        return IPAddress.TryParse(host, out var ip) && IPAddress.IsLoopback(ip);
+    }
+
+    /// <summary>Blocks for the given seconds (fractions allowed; unparsable means 0, as Redis's strtod).</summary>
+    private static void Sleep(ref CommandContext c)
+    {
+        if (NumberFormat.TryParseDouble(c.Arg(2), out double seconds) && seconds > 0)
+            Thread.Sleep(TimeSpan.FromSeconds(Math.Min(seconds, int.MaxValue / 1000.0)));
+        c.Reply.Ok();
+    }
+
+    private static void SetActiveExpire(ref CommandContext c)
+    {
+        // Redis reads the flag with atoi: any non-zero number enables, anything else disables.
+        c.Server.Keyspace.Cron.ActiveExpireEnabled = NumberFormat.TryParseInt64(c.Arg(2), out long on) && on != 0;
+        c.Reply.Ok();
+    }
+
+    /// <summary>Redis's one-line description of a key's value; reading it neither touches the key nor counts as a hit.</summary>
+    private static void Object(ref CommandContext c)
+    {
+        var key = c.Arg(2);
+        var db = c.Database(key, out uint hash);
+        Entry* e = db.Lookup(key, hash, c.NowMs);
+        if (e == null)
+        {
+            c.Error(Errors.NoSuchKey);
+            return;
+        }
+        var value = Entry.ValueOf(e);
+        string text = string.Create(CultureInfo.InvariantCulture,
+            $"Value at:0x{(ulong)e:x} refcount:1 encoding:{Encoding(e)} serializedlength:{SerializedLength(e, value)} lru:{e->AccessClock} lru_seconds_idle:{LruClock.IdleSeconds(e->AccessClock)}");
+        c.Reply.SimpleString(text);
+    }
+
+    /// <summary>The encoding Redis would give the value: int, embstr (up to 44 bytes) or raw for strings.</summary>
+    private static string Encoding(Entry* e)
+    {
+        switch (e->Type)
+        {
+            case Engine.ValueType.String:
+                var value = Entry.ValueOf(e);
+                if (value.Length <= 20 && NumberFormat.TryParseInt64(value, out _))
+                    return "int";
+                return value.Length <= 44 ? "embstr" : "raw";
+            case Engine.ValueType.List:
+                return "quicklist";
+            case Engine.ValueType.SortedSet:
+                return "skiplist";
+            default:
+                return "hashtable";
+        }
+    }
+
+    /// <summary>
+    /// The value's size in an RDB file: small integers in their compact form, strings as length
+    /// prefix plus bytes (without LZF compression, which this server never applies).
+    /// </summary>
+    private static long SerializedLength(Entry* e, ReadOnlySpan<byte> value)
+    {
+        if (e->Type == Engine.ValueType.String && value.Length <= 11 && NumberFormat.TryParseInt64(value, out long n))
+        {
+            if (n is >= sbyte.MinValue and <= sbyte.MaxValue) return 2;
+            if (n is >= short.MinValue and <= short.MaxValue) return 3;
+            if (n is >= int.MinValue and <= int.MaxValue) return 5;
+        }
+        long length = value.Length;
+        long prefix = length < 64 ? 1 : length < 16384 ? 2 : length <= uint.MaxValue ? 5 : 9;
+        return prefix + length;
+    }
+
+    private static void Help(ref CommandContext c)
+    {
+        string[] lines =
+        [
+            "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "OBJECT <key>", "    Show low level info about `key` and associated value.",
+            "SET-ACTIVE-EXPIRE <0|1>", "    Setting it to 0 disables expiring keys in background when they are not",
+            "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the", "    default.",
+            "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
+            "HELP", "    Prints this help.",
+        ];
+        HelpReply.Write(c.Reply, lines);
+    }
+}

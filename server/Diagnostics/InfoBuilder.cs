@@ -1,0 +1,368 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Runtime.InteropServices;
+using System.Text;
+using Diagnostics.Server.Commands;
+using Diagnostics.Server.Configuration;
+using Diagnostics.Server.Engine;
+using Diagnostics.Server.Memory;
+
+namespace Diagnostics.Server.Diagnostics;
+
+/// <summary>
+/// The INFO text: "# Section" headers and "field:value" lines with CRLF endings, Redis's field names
+/// first and this server's own after them. Figures are read without stopping any shard, so they
+/// may be a moment stale, never blocking. Sections are one table: a subsystem adds its own entry.
+/// </summary>
+public static class InfoBuilder
+{
+    private sealed record Section(string Name, string Title, bool InDefault, Action<StringBuilder, DataServer> Write);
+
+    /// <summary>In Redis's order; "default" is every section marked so, "all" and "everything" are all of them.</summary>
+    private static readonly Section[] Sections =
+    [
+        new("server", "Server", true, WriteServer),
+        new("clients", "Clients", true, WriteClients),
+        new("memory", "Memory", true, WriteMemory),
+        new("stats", "Stats", true, WriteStats),
+        new("replication", "Replication", true, WriteReplication),
+        new("cpu", "CPU", true, WriteCpu),
+        new("commandstats", "Commandstats", false, WriteCommandStats),
+        new("keyspace", "Keyspace", true, WriteKeyspace),
+    ];
+
+    public static IEnumerable<string> SectionNames => Sections.Select(s => s.Name);
+
+    /// <summary>
+    /// The text for the requested section names (case-insensitive); none means "default".
+    /// Unknown names select nothing, so a request of only unknown names yields "".
+    /// </summary>
+    public static string Build(DataServer server, IReadOnlyCollection<string> requested)
+    {
+        var selected = new bool[Sections.Length];
+        if (requested.Count == 0)
+            requested = ["default"];
+        foreach (string name in requested)
+        {
+            for (int i = 0; i < Sections.Length; i++)
+            {
+                selected[i] |= name.Equals("all", StringComparison.OrdinalIgnoreCase)
+                    || name.Equals("everything", StringComparison.OrdinalIgnoreCase)
+                    || (name.Equals("default", StringComparison.OrdinalIgnoreCase) && Sections[i].InDefault)
+                    || name.Equals(Sections[i].Name, StringComparison.OrdinalIgnoreCase);
+            }
+        }
+
+        var text = new StringBuilder(4096);
+        for (int i = 0; i < Sections.Length; i++)
+        {
+            if (!selected[i])
+                continue;
+            if (text.Length > 0)
+                text.Append("\r\n");
+            text.Append("# ").Append(Sections[i].Title).Append("\r\n");
+            Sections[i].Write(text, server);
+        }
+        return text.ToString();
+    }
+
+    private static void Field(StringBuilder text, string name, string value) => text.Append(name).Append(':').Append(value).Append("\r\n");
+    private static void Field(StringBuilder text, string name, long value) => Field(text, name, value.ToString(CultureInfo.InvariantCulture));
+    private static void Field(StringBuilder text, string name, double value, string format) => Field(text, name, value.ToString(format, CultureInfo.InvariantCulture));
+
+    private static void WriteServer(StringBuilder text, DataServer server)
+    {
+        var config = server.Config;
+        long nowUsec = (DateTime.UtcNow.Ticks - DateTime.UnixEpoch.Ticks) / 10;
+        long uptime = (Environment.TickCount64 - server.Stats.StartedTicks) / 1000;
+        Field(text, "redis_version", ConnectionCommands.CompatibleVersion);
+        Field(text, "redis_mode", "standalone");
+        Field(text, "os", $"{OperatingSystemName()} {KernelRelease()} {ArchitectureName()}");
+        Field(text, "arch_bits", IntPtr.Size * 8);
+        Field(text, "multiplexing_api", OperatingSystem.IsLinux() ? "epoll" : OperatingSystem.IsWindows() ? "iocp" : "kqueue");
+        Field(text, "process_id", Environment.ProcessId);
+        Field(text, "process_supervised", "no");
+        Field(text, "run_id", server.RunId);
+        Field(text, "tcp_port", config.Port);
+        Field(text, "server_time_usec", nowUsec);
+        Field(text, "uptime_in_seconds", uptime);
+        Field(text, "uptime_in_days", uptime / 86400);
+        Field(text, "hz", server.Keyspace.Cron.Hz);
+        Field(text, "configured_hz", config.Hz);
+        Field(text, "lru_clock", LruClock.Now);
+        Field(text, "executable", Environment.ProcessPath ?? "");
+        Field(text, "config_file", config.ConfigFile ?? "");
+        Field(text, "server_name", "diagnostics-server");
+        Field(text, "server_runtime", RuntimeInformation.FrameworkDescription);
+        Field(text, "shards", server.Keyspace.ShardCount);
+        Field(text, "execution_mode", config.Mode == ExecutionMode.Executor ? "executor" : "inline");
+    }
+
+    private static void WriteClients(StringBuilder text, DataServer server)
+    {
+        long maxInput = 0;
+        foreach (var client in server.Clients.Snapshot())
+            maxInput = Math.Max(maxInput, client.QueryBufferBytes + client.ArenaCapacity);
+        Field(text, "connected_clients", server.Clients.Count);
+        Field(text, "cluster_connections", 0);
+        Field(text, "maxclients", server.Config.MaxClients);
+        Field(text, "client_recent_max_input_buffer", maxInput);
+        Field(text, "client_recent_max_output_buffer", 0);
+        Field(text, "blocked_clients", 0);
+        Field(text, "tracking_clients", 0);
+    }
+
+    private static void WriteMemory(StringBuilder text, DataServer server)
+    {
+        long used = TrackedAllocator.TotalBytes;
+        long peak = Math.Max(TrackedAllocator.PeakBytes, used);
+        long rss = ResidentSetBytes();
+        long overhead = OverheadBytes(server);
+        long maxMemory = MemorySize.TryParse(server.Config.Find("maxmemory")?.Get() ?? "0", out long limit) ? limit : 0;
+        var gc = GC.GetGCMemoryInfo();
+        Field(text, "used_memory", used);
+        Field(text, "used_memory_human", HumanBytes(used));
+        Field(text, "used_memory_rss", rss);
+        Field(text, "used_memory_rss_human", HumanBytes(rss));
+        Field(text, "used_memory_peak", peak);
+        Field(text, "used_memory_peak_human", HumanBytes(peak));
+        Field(text, "used_memory_peak_perc", (peak == 0 ? 0 : used * 100.0 / peak).ToString("0.00", CultureInfo.InvariantCulture) + "%");
+        Field(text, "used_memory_overhead", overhead);
+        Field(text, "used_memory_dataset", Math.Max(0, used - overhead));
+        Field(text, "total_system_memory", TotalSystemMemory());
+        Field(text, "total_system_memory_human", HumanBytes(TotalSystemMemory()));
+        Field(text, "maxmemory", maxMemory);
+        Field(text, "maxmemory_human", HumanBytes(maxMemory));
+        Field(text, "maxmemory_policy", server.Config.Find("maxmemory-policy")?.Get() ?? "noeviction");
+        Field(text, "mem_allocator", "libc");
+        Field(text, "managed_heap_bytes", GC.GetTotalMemory(false));
+        // The GC reports its heap size as of the last collection; before the first one, the live bytes.
+        Field(text, "gc_heap_size", gc.Index == 0 ? GC.GetTotalMemory(false) : gc.HeapSizeBytes);
+        Field(text, "gc_gen0_collections", GC.CollectionCount(0));
+        Field(text, "gc_gen1_collections", GC.CollectionCount(1));
+        Field(text, "gc_gen2_collections", GC.CollectionCount(2));
+        Field(text, "gc_pause_time_total_ms", (long)GC.GetTotalPauseDuration().TotalMilliseconds);
+    }
+
+    private static void WriteStats(StringBuilder text, DataServer server)
+    {
+        var stats = server.Stats;
+        var instant = server.Instantaneous;
+        var (hits, misses) = ThreadCounters.KeyspaceTotals();
+        long failed = 0, rejected = 0, unknown = 0, internalErrors = 0;
+        foreach (var row in ThreadCounters.All())
+        {
+            for (int i = 0; i < row.Failed.Length; i++)
+            {
+                failed += row.Failed[i];
+                rejected += row.Rejected[i];
+            }
+            unknown += row.UnknownCommands;
+            internalErrors += row.InternalErrors;
+        }
+        long expired = 0;
+        foreach (var shard in server.Keyspace.Shards)
+            foreach (var db in shard.Databases)
+                expired += db.ExpiredKeys;
+
+        Field(text, "total_connections_received", stats.ConnectionsReceived);
+        Field(text, "total_commands_processed", InstantaneousMetrics.TotalCommands());
+        Field(text, "instantaneous_ops_per_sec", (long)Math.Round(instant.OpsPerSecond));
+        Field(text, "total_net_input_bytes", stats.NetInputBytes);
+        Field(text, "total_net_output_bytes", stats.NetOutputBytes);
+        Field(text, "instantaneous_input_kbps", instant.InputBytesPerSecond / 1024, "0.00");
+        Field(text, "instantaneous_output_kbps", instant.OutputBytesPerSecond / 1024, "0.00");
+        Field(text, "rejected_connections", stats.RejectedConnections);
+        Field(text, "expired_keys", expired);
+        Field(text, "evicted_keys", 0);
+        Field(text, "keyspace_hits", hits);
+        Field(text, "keyspace_misses", misses);
+        Field(text, "pubsub_channels", 0);
+        Field(text, "pubsub_patterns", 0);
+        Field(text, "total_error_replies", failed + rejected + unknown + stats.ProtocolErrors);
+        Field(text, "unexpected_error_replies", internalErrors);
+        Field(text, "client_query_buffer_limit_disconnections", stats.QueryBufferDisconnects);
+        Field(text, "protocol_errors", stats.ProtocolErrors);
+        Field(text, "unknown_commands", unknown);
+    }
+
+    private static void WriteReplication(StringBuilder text, DataServer server)
+    {
+        Field(text, "role", "master");
+        Field(text, "connected_slaves", 0);
+        Field(text, "master_failover_state", "no-failover");
+        Field(text, "master_replid", server.RunId);
+        Field(text, "master_replid2", new string('0', 40));
+        Field(text, "master_repl_offset", 0);
+        Field(text, "second_repl_offset", -1);
+        Field(text, "repl_backlog_active", 0);
+    }
+
+    private static void WriteCpu(StringBuilder text, DataServer server)
+    {
+        using var process = Process.GetCurrentProcess();
+        Field(text, "used_cpu_sys", process.PrivilegedProcessorTime.TotalSeconds, "0.000000");
+        Field(text, "used_cpu_user", process.UserProcessorTime.TotalSeconds, "0.000000");
+        Field(text, "used_cpu_sys_children", 0, "0.000000");
+        Field(text, "used_cpu_user_children", 0, "0.000000");
+    }
+
+    /// <summary>cmdstat_name:calls=,usec=,usec_per_call=,rejected_calls=,failed_calls= for every command used.</summary>
+    private static void WriteCommandStats(StringBuilder text, DataServer server)
+    {
+        var specs = server.Commands.AllSpecs;
+        var calls = new long[specs.Count];
+        var ticks = new long[specs.Count];
+        var failed = new long[specs.Count];
+        var rejected = new long[specs.Count];
+        foreach (var row in ThreadCounters.All())
+        {
+            int n = Math.Min(specs.Count, row.Calls.Length);
+            for (int i = 0; i < n; i++)
+            {
+                calls[i] += row.Calls[i];
+                ticks[i] += row.Ticks[i];
+                failed[i] += row.Failed[i];
+                rejected[i] += row.Rejected[i];
+            }
+        }
+        for (int i = 0; i < specs.Count; i++)
+        {
+            if (calls[i] == 0 && failed[i] == 0 && rejected[i] == 0)
+                continue;
+            long usec = (long)(ticks[i] * 1_000_000.0 / Stopwatch.Frequency);
+            double perCall = calls[i] == 0 ? 0 : (double)usec / calls[i];
+            text.Append("cmdstat_").Append(specs[i].FullName)
+                .Append(":calls=").Append(calls[i].ToString(CultureInfo.InvariantCulture))
+                .Append(",usec=").Append(usec.ToString(CultureInfo.InvariantCulture))
+                .Append(",usec_per_call=").Append(perCall.ToString("0.00", CultureInfo.InvariantCulture))
+                .Append(",rejected_calls=").Append(rejected[i].ToString(CultureInfo.InvariantCulture))
+                .Append(",failed_calls=").Append(failed[i].ToString(CultureInfo.InvariantCulture))
+                .Append("\r\n");
+        }
+    }
+
+    /// <summary>"db0:keys=N,expires=M,avg_ttl=T" for each database holding keys, summed over shards.</summary>
+    private static void WriteKeyspace(StringBuilder text, DataServer server)
+    {
+        var shards = server.Keyspace.Shards;
+        for (int db = 0; db < server.Keyspace.DatabaseCount; db++)
+        {
+            long keys = 0, expires = 0;
+            double ttlWeighted = 0;
+            foreach (var shard in shards)
+            {
+                var database = shard.Databases[db];
+                keys += database.Count;
+                int volatileKeys = database.ExpiresCount;
+                expires += volatileKeys;
+                ttlWeighted += (double)database.AverageTtlMs * volatileKeys;
+            }
+            if (keys == 0)
+                continue;
+            long averageTtl = expires == 0 ? 0 : (long)(ttlWeighted / expires);
+            text.Append("db").Append(db.ToString(CultureInfo.InvariantCulture))
+                .Append(":keys=").Append(keys.ToString(CultureInfo.InvariantCulture))
+                .Append(",expires=").Append(expires.ToString(CultureInfo.InvariantCulture))
+                .Append(",avg_ttl=").Append(averageTtl.ToString(CultureInfo.InvariantCulture))
+                .Append("\r\n");
+        }
+    }
+
+    /// <summary>Memory that holds no user data: hash table buckets and clients' argument arenas.</summary>
+    private static long OverheadBytes(DataServer server)
+    {
+        long bytes = 0;
+        foreach (var shard in server.Keyspace.Shards)
+            foreach (var db in shard.Databases)
+                bytes += db.Keys.BucketCount * IntPtr.Size;
+        foreach (var client in server.Clients.Snapshot())
+            bytes += client.ArenaCapacity;
+        return bytes;
+    }
+
+    /// <summary>Redis's bytesToHuman: "512B", "1.50K", "2.00M"...</summary>
+    public static string HumanBytes(long bytes)
+    {
+        if (bytes < 1024)
+            return bytes.ToString(CultureInfo.InvariantCulture) + "B";
+        string[] units = ["K", "M", "G", "T", "P"];
+        double value = bytes;
+        int unit = -1;
+        while (value >= 1024 && unit < units.Length - 1)
+        {
+            value /= 1024;
+            unit++;
+        }
+        return value.ToString("0.00", CultureInfo.InvariantCulture) + units[unit];
+    }
+
+    /// <summary>Resident set size from /proc/self/statm on Linux, the working set elsewhere.</summary>
+    private static long ResidentSetBytes()
+    {
+        if (OperatingSystem.IsLinux())
+        {
+            try
+            {
+                string[] fields = File.ReadAllText("/proc/self/statm").Split(' ');
+                if (fields.Length > 1 && long.TryParse(fields[1], CultureInfo.InvariantCulture, out long pages))
+                    return pages * Environment.SystemPageSize;
+            }
+            catch (IOException)
+            {
+            }
+        }
+        using var process = Process.GetCurrentProcess();
+        return process.WorkingSet64;
+    }
+
+    private static long TotalSystemMemory()
+    {
+        if (OperatingSystem.IsLinux())
+        {
+            try
+            {
+                foreach (string line in File.ReadLines("/proc/meminfo"))
+                {
+                    if (!line.StartsWith("MemTotal:", StringComparison.Ordinal))
+                        continue;
+                    string[] parts = line.Split(' ', StringSplitOptions.RemoveEmptyEntries);
+                    if (parts.Length >= 2 && long.TryParse(parts[1], CultureInfo.InvariantCulture, out long kb))
+                        return kb * 1024;
+                }
+            }
+            catch (IOException)
+            {
+            }
+        }
+        return GC.GetGCMemoryInfo().TotalAvailableMemoryBytes;
+    }
+
+    /// <summary>The kernel release as uname -r prints it ("6.1.0-18-amd64"), which is what Redis shows.</summary>
+    private static string KernelRelease()
+    {
+        if (OperatingSystem.IsLinux())
+        {
+            try
+            {
+                return File.ReadAllText("/proc/sys/kernel/osrelease").Trim();
+            }
+            catch (IOException)
+            {
+            }
+        }
+        return Environment.OSVersion.Version.ToString();
+    }
+
+    private static string OperatingSystemName() =>
+        OperatingSystem.IsLinux() ? "Linux" : OperatingSystem.IsWindows() ? "Windows" : OperatingSystem.IsMacOS() ? "Darwin" : RuntimeInformation.OSDescription;
+
+    private static string ArchitectureName() => RuntimeInformation.OSArchitecture switch
+    {
+        Architecture.X64 => "x86_64",
+        Architecture.Arm64 => "aarch64",
+        Architecture.X86 => "i686",
+        Architecture.Arm => "armv7l",
+        var other => other.ToString().ToLowerInvariant(),
+    };
+}
