@@ -136,6 +136,9 @@ public static class InfoBuilder
         Field(text, "maxmemory_policy", server.Config.Find("maxmemory-policy")?.Get() ?? "noeviction");
         Field(text, "mem_allocator", "libc");
         Field(text, "managed_heap_bytes", GC.GetTotalMemory(false));
+        // Every managed byte allocated since start: the benchmark divides its growth by the
+        // operations run to show what the data path allocates per command.
+        Field(text, "managed_allocated_bytes", GC.GetTotalAllocatedBytes(false));
         // The GC reports its heap size as of the last collection; before the first one, the live bytes.
         Field(text, "gc_heap_size", gc.Index == 0 ? GC.GetTotalMemory(false) : gc.HeapSizeBytes);
         Field(text, "gc_gen0_collections", GC.CollectionCount(0));
