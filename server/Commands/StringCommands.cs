@@ -137,6 +137,23 @@ public static unsafe class StringCommands
         return slot;
     }
 
+    /// <summary>
+    /// The string at key 1 for commands that answer with its value (GETDEL, GETEX); when there is
+    /// none the reply is already written (null, or WRONGTYPE) and the result is null.
+    /// </summary>
+    private static Entry** ExistingString(ref CommandContext c, out Database db)
+    {
+        Entry** slot = ReadSlot(ref c, c.Arg(1), out db, out _);
+        if (slot == null)
+            c.Reply.Null();
+        else if ((*slot)->Type != Engine.ValueType.String)
+        {
+            c.WrongType();
+            return null;
+        }
+        return slot;
+    }
+
     /// <summary>A write lookup (Redis's lookupKeyWrite): touches the key but counts no hit or miss.</summary>
     private static Entry** WriteSlot(ref CommandContext c, ReadOnlySpan<byte> key, out Database db, out uint hash)
     {
@@ -250,17 +267,9 @@ public static unsafe class StringCommands
 
     private static void GetDel(ref CommandContext c)
     {
-        Entry** slot = ReadSlot(ref c, c.Arg(1), out Database db, out _);
+        Entry** slot = ExistingString(ref c, out Database db);
         if (slot == null)
-        {
-            c.Reply.Null();
             return;
-        }
-        if ((*slot)->Type != Engine.ValueType.String)
-        {
-            c.WrongType();
-            return;
-        }
         c.Reply.Bulk(Entry.ValueOf(*slot));
         db.RemoveAt(slot);
     }
@@ -269,17 +278,9 @@ public static unsafe class StringCommands
     {
         if (!StringSetOptions.TryParse(ref c, 2, forSet: false, out var flags, out int expireIndex))
             return;
-        Entry** slot = ReadSlot(ref c, c.Arg(1), out Database db, out _);
+        Entry** slot = ExistingString(ref c, out Database db);
         if (slot == null)
-        {
-            c.Reply.Null();
             return;
-        }
-        if ((*slot)->Type != Engine.ValueType.String)
-        {
-            c.WrongType();
-            return;
-        }
         // Redis checks the time only once the key is known to exist and hold a string.
         if (!StringSetOptions.TryResolveExpire(ref c, flags, expireIndex, out long expireAt))
             return;
