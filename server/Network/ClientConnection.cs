@@ -168,7 +168,10 @@ public sealed class ClientConnection : IDisposable
                 }
                 // Bytes still in the kernel's buffer are the next commands of this pipeline:
                 // read them before flushing, so their replies leave in the same send.
-                if (!_transport.InputPending || Reply.PendingBytes > MaxUnflushedBytes)
+                // A read that returned less than a full buffer drained the kernel's queue, so only
+                // after a full one is it worth asking the kernel (one more syscall) what is left.
+                bool morePending = fresh >= SocketClientTransport.MinimumReadBytes && _transport.InputPending;
+                if (!morePending || Reply.PendingBytes > MaxUnflushedBytes)
                     await FlushAsync(output);
                 result = await input.ReadAsync();
             }

@@ -13,6 +13,8 @@ namespace Diagnostics.Server.Network;
 public sealed class SocketClientTransport : ClientTransport, IDuplexPipe, IDisposable
 {
     private const int ReceiveBufferBytes = 16 * 1024;
+    /// <summary>The smallest read the pipe issues; a read returning less emptied the socket.</summary>
+    public const int MinimumReadBytes = 4096;
     private readonly Socket _socket;
     private readonly NetworkStream _stream;
 
@@ -28,7 +30,7 @@ public sealed class SocketClientTransport : ClientTransport, IDuplexPipe, IDispo
             socket.SetSocketOption(SocketOptionLevel.Tcp, SocketOptionName.TcpKeepAliveInterval, Math.Max(1, keepAliveSeconds / 3));
         }
         _stream = new NetworkStream(socket, ownsSocket: true);
-        Input = PipeReader.Create(_stream, new StreamPipeReaderOptions(bufferSize: ReceiveBufferBytes, minimumReadSize: 4096, leaveOpen: true));
+        Input = PipeReader.Create(_stream, new StreamPipeReaderOptions(bufferSize: ReceiveBufferBytes, minimumReadSize: MinimumReadBytes, leaveOpen: true));
         Output = PipeWriter.Create(_stream, new StreamPipeWriterOptions(minimumBufferSize: 4096, leaveOpen: true));
         RemoteEndPoint = socket.RemoteEndPoint;
         LocalEndPoint = socket.LocalEndPoint;
