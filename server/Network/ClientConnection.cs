@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Diagnostics;
+using System.Runtime.CompilerServices;
 using System.IO.Pipelines;
 using System.Net;
 using Diagnostics.Server.Commands;
@@ -228,6 +229,9 @@ public sealed class ClientConnection : IDisposable
     /// Runs the parsed commands in order. Consecutive commands for the same shard go to it as one
     /// hand-off; commands that touch several shards park them all; commands without keys run here.
     /// </summary>
+    // Pooled: in executor mode this awaits a hand-off per batch, which would otherwise box a
+    // fresh state machine every time.
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
     private async ValueTask ExecuteBatchAsync()
     {
         int count = _batch.CommandCount;
