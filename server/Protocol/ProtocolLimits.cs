@@ -6,8 +6,12 @@ public sealed class ProtocolLimits
     /// <summary>Longest inline command or header line without a newline (PROTO_INLINE_MAX_SIZE).</summary>
     public const int InlineMaxBytes = 64 * 1024;
 
-    /// <summary>Largest multibulk count accepted: INT_MAX, as in Redis 7 (6.x allowed 1024*1024).</summary>
-    public const long MaxMultibulkCount = int.MaxValue;
+    /// <summary>
+    /// Largest multibulk count accepted. Redis 7 allows up to INT_MAX and waits for the arguments;
+    /// this server refuses more than 1024*1024*1024 at once, since that many arguments (4 bytes
+    /// each at least) could never fit the default 1 GB query buffer anyway.
+    /// </summary>
+    public const long MaxMultibulkCount = 1024L * 1024 * 1024;
 
     /// <summary>Before AUTH, requests this large are refused (Redis's unauthenticated limits).</summary>
     public const long UnauthenticatedMaxMultibulk = 10;

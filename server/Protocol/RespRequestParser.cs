@@ -57,7 +57,7 @@ public static class RespRequestParser
             error = "Protocol error: too big mbulk count string";
             return ParseStatus.Error;
         }
-        if (header == LengthStatus.Invalid || count > ProtocolLimits.MaxMultibulkCount)
+        if (header == LengthStatus.Invalid || count > ProtocolLimits.MaxMultibulkCount || count < 0)
         {
             error = "Protocol error: invalid multibulk length";
             return ParseStatus.Error;
@@ -68,8 +68,10 @@ public static class RespRequestParser
             return ParseStatus.Error;
         }
         error = null;
-        if (count <= 0)
-            return ParseStatus.Parsed; // "*0\r\n" and "*-1\r\n" are no-ops, as in Redis
+        // "*0" is a no-op, as in Redis. A negative count (a null array) is refused: Redis skips it,
+        // but no client sends one as a request, so it marks a broken stream.
+        if (count == 0)
+            return ParseStatus.Parsed;
 
         batch.BeginCommand(count);
         return ReadArguments(ref reader, batch, limits, authenticated, out error);
