@@ -112,7 +112,7 @@ public static class CommandCommands
             }
             else if (c.ArgIs(3, "pattern"u8))
             {
-                filter = spec => ConfigGlob.IsMatch(value, spec.FullName);
+                filter = spec => Engine.GlobPattern.IsMatchIgnoringCase(value, spec.FullName);
             }
         }
         if (c.ArgCount != 2 && filter is null)

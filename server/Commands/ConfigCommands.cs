@@ -36,7 +36,7 @@ public static class ConfigCommands
         for (int i = 2; i < c.ArgCount; i++)
         {
             string pattern = c.ArgString(i);
-            if (!ConfigGlob.HasWildcards(pattern))
+            if (!Engine.GlobPattern.HasWildcards(pattern))
             {
                 var parameter = config.Find(pattern);
                 if (parameter is not null && seen.Add(pattern))
@@ -45,10 +45,10 @@ public static class ConfigCommands
             }
             foreach (var parameter in config.Parameters)
             {
-                if (ConfigGlob.IsMatch(pattern, parameter.Name) && seen.Add(parameter.Name))
+                if (Engine.GlobPattern.IsMatchIgnoringCase(pattern, parameter.Name) && seen.Add(parameter.Name))
                     matches.Add((parameter.Name, parameter));
                 foreach (var alias in parameter.Aliases)
-                    if (ConfigGlob.IsMatch(pattern, alias) && seen.Add(alias))
+                    if (Engine.GlobPattern.IsMatchIgnoringCase(pattern, alias) && seen.Add(alias))
                         matches.Add((alias, parameter));
             }
         }

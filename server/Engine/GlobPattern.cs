@@ -15,6 +15,16 @@ public static class GlobPattern
     /// <summary>True when the pattern matches every string, so callers can skip matching.</summary>
     public static bool MatchesAll(ReadOnlySpan<byte> pattern) => pattern.Length == 1 && pattern[0] == (byte)'*';
 
+    /// <summary>True when the pattern has any wildcard (so a plain lookup can answer it).</summary>
+    public static bool HasWildcards(string pattern) => pattern.AsSpan().IndexOfAny("*?[") >= 0;
+
+    /// <summary>
+    /// Case-insensitive match of names (CONFIG GET, COMMAND LIST FILTERBY PATTERN): both sides are
+    /// lower-cased, which is Redis's nocase matching for the ASCII names these are.
+    /// </summary>
+    public static bool IsMatchIgnoringCase(string pattern, string name)
+        => IsMatch(System.Text.Encoding.UTF8.GetBytes(pattern.ToLowerInvariant()), System.Text.Encoding.UTF8.GetBytes(name.ToLowerInvariant()));
+
     public static bool IsMatch(ReadOnlySpan<byte> pattern, ReadOnlySpan<byte> text)
     {
         bool skipLongerMatches = false;
