@@ -49,22 +49,31 @@ public unsafe ref struct CommandContext
     public readonly Shard ShardOf(ReadOnlySpan<byte> key) => Server.Keyspace.ShardOf(Keyspace.Hash(key));
 
     /// <summary>
-    /// Finds a live key for reading, counts the keyspace hit or miss and updates its access clock
-    /// and LFU counter (unless the client set CLIENT NO-TOUCH).
+    /// Finds a live key for reading (Redis's lookupKeyRead): counts the keyspace hit or miss and,
+    /// unless <paramref name="touch"/> is false (TYPE, TTL, OBJECT: LOOKUP_NOTOUCH) or the client
+    /// set CLIENT NO-TOUCH, updates the access clock and LFU counter. Returns the entry's slot.
     /// </summary>
-    public readonly Entry* Read(ReadOnlySpan<byte> key, out Database database)
+    public readonly Entry** LookupForRead(ReadOnlySpan<byte> key, out Database database, out uint hash, bool touch = true)
     {
-        database = Database(key, out uint hash);
-        Entry* e = database.Lookup(key, hash, NowMs);
+        database = Database(key, out hash);
+        Entry** slot = database.LookupSlot(key, hash, NowMs);
         var counters = Diagnostics.ThreadCounters.Current;
-        if (e == null)
+        if (slot == null)
         {
             counters.KeyspaceMisses++;
             return null;
         }
         counters.KeyspaceHits++;
-        Touch(e);
-        return e;
+        if (touch)
+            Touch(*slot);
+        return slot;
+    }
+
+    /// <summary>The entry <see cref="LookupForRead"/> finds, or null.</summary>
+    public readonly Entry* Read(ReadOnlySpan<byte> key, out Database database)
+    {
+        Entry** slot = LookupForRead(key, out database, out _);
+        return slot == null ? null : *slot;
     }
 
     /// <summary>Records an access to <paramref name="entry"/> for OBJECT IDLETIME/FREQ and eviction.</summary>

@@ -12,14 +12,8 @@ internal static unsafe class KeyLookup
     /// </summary>
     public static Entry* Peek(ref CommandContext c, ReadOnlySpan<byte> key)
     {
-        Database db = c.Database(key, out uint hash);
-        Entry* e = db.Lookup(key, hash, c.NowMs);
-        var counters = Diagnostics.ThreadCounters.Current;
-        if (e == null)
-            counters.KeyspaceMisses++;
-        else
-            counters.KeyspaceHits++;
-        return e;
+        Entry** slot = c.LookupForRead(key, out _, out _, touch: false);
+        return slot == null ? null : *slot;
     }
 
     /// <summary>

@@ -1,5 +1,4 @@
 using System.Buffers.Text;
-using Diagnostics.Server.Diagnostics;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Memory;
 using Diagnostics.Server.Protocol;
@@ -119,31 +118,12 @@ public static unsafe class StringCommands
     // ---- lookups -------------------------------------------------------------------------
 
     /// <summary>
-    /// A read lookup that returns the slot (for commands that then replace or delete the key):
-    /// counts the keyspace hit or miss and touches the key, like <see cref="CommandContext.Read"/>.
-    /// </summary>
-    private static Entry** ReadSlot(ref CommandContext c, ReadOnlySpan<byte> key, out Database db, out uint hash)
-    {
-        db = c.Database(key, out hash);
-        Entry** slot = db.LookupSlot(key, hash, c.NowMs);
-        var counters = ThreadCounters.Current;
-        if (slot == null)
-        {
-            counters.KeyspaceMisses++;
-            return null;
-        }
-        counters.KeyspaceHits++;
-        c.Touch(*slot);
-        return slot;
-    }
-
-    /// <summary>
     /// The string at key 1 for commands that answer with its value (GETDEL, GETEX); when there is
     /// none the reply is already written (null, or WRONGTYPE) and the result is null.
     /// </summary>
     private static Entry** ExistingString(ref CommandContext c, out Database db)
     {
-        Entry** slot = ReadSlot(ref c, c.Arg(1), out db, out _);
+        Entry** slot = c.LookupForRead(c.Arg(1), out db, out _);
         if (slot == null)
             c.Reply.Null();
         else if ((*slot)->Type != Engine.ValueType.String)
@@ -187,7 +167,7 @@ public static unsafe class StringCommands
         bool get = (flags & StringSetFlags.Get) != 0;
         Database db;
         uint hash;
-        Entry** slot = get ? ReadSlot(ref c, key, out db, out hash) : WriteSlot(ref c, key, out db, out hash);
+        Entry** slot = get ? c.LookupForRead(key, out db, out hash) : WriteSlot(ref c, key, out db, out hash);
         if (get)
         {
             if (slot == null)
@@ -249,7 +229,7 @@ public static unsafe class StringCommands
     private static void GetSet(ref CommandContext c)
     {
         ReadOnlySpan<byte> key = c.Arg(1);
-        Entry** slot = ReadSlot(ref c, key, out Database db, out uint hash);
+        Entry** slot = c.LookupForRead(key, out Database db, out uint hash);
         if (slot == null)
         {
             c.Reply.Null();
