@@ -36,7 +36,9 @@ return 0;
 // The lean socket listener runs in a generic host: nothing else listens.
 IHost BuildSocketHost()
 {
-    var builder = Host.CreateApplicationBuilder();
+    // No default sources: settings come from redis.conf and --options only, and the default
+    // appsettings.json watcher would hold a file-watching thread for a file that is never used.
+    var builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true });
     ConfigureCommon(builder.Services, builder.Logging);
     builder.Services.AddHostedService<SocketListener>();
     return builder.Build();
