@@ -44,6 +44,20 @@ public sealed class ExecutionModeTests
     public void ConcurrentIncrementsOfOneKeyAreNeverLost(string mode, string shards)
     {
         using var server = ServerProcess.Start("--execution-mode", mode, "--shards", shards);
+        AssertConcurrentIncrements(server);
+    }
+
+    [Fact]
+    public void ASingleIoThreadServesConcurrentClients()
+    {
+        using var server = ServerProcess.Start("--io-threads", "1");
+        using (var c = server.Connect())
+            RespAssert.BulkArray(c.Call("CONFIG", "GET", "io-threads"), "io-threads", "1");
+        AssertConcurrentIncrements(server);
+    }
+
+    private static void AssertConcurrentIncrements(ServerProcess server)
+    {
         const int clients = 8, increments = 500;
         Parallel.For(0, clients, new ParallelOptions { MaxDegreeOfParallelism = clients }, _ =>
         {
