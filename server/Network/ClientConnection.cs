@@ -218,9 +218,19 @@ public sealed class ClientConnection : IDisposable
             status = RespRequestParser.TryParse(ref reader, _batch, _server.Config.Limits, Authenticated, out error);
             if (status != ParseStatus.Parsed)
                 break;
+            // RESET logs the client out when a password is set: what follows it must be parsed
+            // with the unauthenticated limits, so it ends the batch.
+            if (_server.Config.RequirePass is not null && EndsWithReset())
+                break;
         }
         buffer = buffer.Slice(reader.Position);
         return status;
+    }
+
+    private bool EndsWithReset()
+    {
+        int count = _batch.CommandCount;
+        return count > 0 && NumberFormat.EqualsIgnoreCase(_batch[count - 1][0], "reset"u8);
     }
 
     private enum Route { Immediate, Shard, Coordinated }

@@ -210,6 +210,21 @@ public sealed class ProtocolTests(SharedServer shared) : IClassFixture<SharedSer
     }
 
     [Fact]
+    public void CommandsPipelinedAfterResetAreParsedAsUnauthenticated()
+    {
+        using var server = ServerProcess.Start("--requirepass", "secret");
+        using var c = server.Connect();
+        RespAssert.Ok(c.Call("AUTH", "secret"));
+        var pipeline = new List<byte>();
+        pipeline.AddRange(RespClient.Encode("RESET"));
+        pipeline.AddRange(RespClient.Encode("DEL", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"));
+        c.SendRaw(pipeline.ToArray());
+        RespAssert.Simple("RESET", c.Read());
+        RespAssert.Error("ERR Protocol error: unauthenticated multibulk length", c.Read());
+        Assert.True(c.IsClosedByServer());
+    }
+
+    [Fact]
     public void ResetRestoresANewConnectionsState()
     {
         using var c = shared.Connect();
