@@ -29,6 +29,7 @@ public static class InfoBuilder
         new("cpu", "CPU", true, WriteCpu),
         new("commandstats", "Commandstats", false, WriteCommandStats),
         new("keyspace", "Keyspace", true, WriteKeyspace),
+        new("threads", "Threads", false, WriteThreads),
     ];
 
     public static IEnumerable<string> SectionNames => Sections.Select(s => s.Name);
@@ -69,6 +70,28 @@ public static class InfoBuilder
     private static void Field(StringBuilder text, string name, string value) => text.Append(name).Append(':').Append(value).Append("\r\n");
     private static void Field(StringBuilder text, string name, long value) => Field(text, name, value.ToString(CultureInfo.InvariantCulture));
     private static void Field(StringBuilder text, string name, double value, string format) => Field(text, name, value.ToString(format, CultureInfo.InvariantCulture));
+
+    /// <summary>
+    /// Tracked native memory per thread, from the allocator's own records: the per-thread view of
+    /// used_memory (live bytes of all rows add up to it when nothing is allocating). Exited
+    /// threads that still own live blocks stay listed with alive=0.
+    /// </summary>
+    private static void WriteThreads(StringBuilder text, DataServer server)
+    {
+        foreach (var record in ThreadMemoryRegistry.Snapshot())
+        {
+            text.Append("thread_").Append(record.Id).Append(":name=").Append(record.Name.Replace(',', ' ').Replace(':', ' '))
+                .Append(",tid=").Append(record.OsThreadId)
+                .Append(",managed_id=").Append(record.ManagedThreadId)
+                .Append(",alive=").Append(record.IsAlive ? 1 : 0)
+                .Append(",live_bytes=").Append(record.LiveBytes)
+                .Append(",allocated_bytes=").Append(record.AllocatedBytes)
+                .Append(",freed_bytes=").Append(record.FreedBytes)
+                .Append(",allocations=").Append(record.Allocations)
+                .Append(",frees=").Append(record.Frees)
+                .Append("\r\n");
+        }
+    }
 
     private static void WriteServer(StringBuilder text, DataServer server)
     {
