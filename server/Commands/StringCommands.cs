@@ -352,7 +352,7 @@ public static unsafe class StringCommands
             return;
         }
         int oldLength = e->ValueLength;
-        if (!CheckStringLength(ref c, oldLength, tail.Length))
+        if (!CheckStringLength(ref c, key.Length, oldLength, tail.Length))
             return;
         e = GrowString(db, slot, oldLength + tail.Length);
         tail.CopyTo(Entry.ValueOf(e)[oldLength..]);
@@ -424,7 +424,7 @@ public static unsafe class StringCommands
                 c.Reply.Integer(0);
                 return;
             }
-            if (!CheckStringLength(ref c, offset, patch.Length))
+            if (!CheckStringLength(ref c, key.Length, offset, patch.Length))
                 return;
             Entry* created = EntryStore.Allocate(key, hash, (int)offset + patch.Length, Engine.ValueType.String);
             Span<byte> bytes = Entry.ValueOf(created);
@@ -445,7 +445,7 @@ public static unsafe class StringCommands
             c.Reply.Integer(e->ValueLength);
             return;
         }
-        if (!CheckStringLength(ref c, offset, patch.Length))
+        if (!CheckStringLength(ref c, key.Length, offset, patch.Length))
             return;
         int oldLength = e->ValueLength;
         int end = (int)offset + patch.Length;
@@ -460,9 +460,13 @@ public static unsafe class StringCommands
     }
 
     /// <summary>Refuses results longer than proto-max-bulk-len, as Redis's checkStringLength.</summary>
-    private static bool CheckStringLength(ref CommandContext c, long size, long append)
+    /// <summary>
+    /// A string may grow to proto-max-bulk-len, and its entry (header, key and value in one block)
+    /// must also fit the allocator's largest block; otherwise Redis's size error.
+    /// </summary>
+    private static bool CheckStringLength(ref CommandContext c, int keyLength, long size, long append)
     {
-        long limit = c.Server.Config.Limits.ProtoMaxBulkLength;
+        long limit = Math.Min(c.Server.Config.Limits.ProtoMaxBulkLength, TrackedAllocator.MaxBlockBytes - Entry.HeaderSize - keyLength);
         if (size <= limit && append <= limit - size)
             return true;
         c.Error(Errors.StringTooLong);
@@ -482,7 +486,7 @@ public static unsafe class StringCommands
             return e;
         }
         long capacity = length < MaxPreallocation ? 2L * length : (long)length + MaxPreallocation;
-        long largest = int.MaxValue - 1024L - Entry.HeaderSize - e->KeyLength;
+        long largest = TrackedAllocator.MaxBlockBytes - Entry.HeaderSize - e->KeyLength;
         capacity = Math.Max(length, Math.Min(capacity, largest));
         e = db.ResizeString(slot, (int)capacity);
         e->ValueLength = length;

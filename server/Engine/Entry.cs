@@ -49,5 +49,5 @@ public unsafe struct Entry
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static byte* ValuePointer(Entry* entry) => (byte*)entry + HeaderSize + entry->KeyLength;
 
-    public static int BlockSize(int keyLength, int valueLength) => HeaderSize + keyLength + valueLength;
+    public static long BlockSize(int keyLength, int valueLength) => (long)HeaderSize + keyLength + valueLength;
 }

@@ -15,7 +15,10 @@ public static unsafe class EntryStore
     /// <summary>A new entry with room for <paramref name="valueLength"/> value bytes, left for the caller to fill.</summary>
     public static Entry* Allocate(ReadOnlySpan<byte> key, uint hash, int valueLength, ValueType type)
     {
-        Entry* e = (Entry*)TrackedAllocator.Alloc((nuint)Entry.BlockSize(key.Length, valueLength));
+        long size = Entry.BlockSize(key.Length, valueLength);
+        if (size > TrackedAllocator.MaxBlockBytes)
+            throw new BlockTooLargeException(size);
+        Entry* e = (Entry*)TrackedAllocator.Alloc((nuint)size);
         e->Next = null;
         e->ExpireAt = 0;
         e->Hash = hash;
@@ -35,7 +38,7 @@ public static unsafe class EntryStore
     public static bool FitsInPlace(Entry* e, int valueLength)
     {
         nuint usable = TrackedAllocator.UsableSize((byte*)e);
-        nuint needed = (nuint)Entry.BlockSize(e->KeyLength, valueLength);
+        nuint needed = (nuint)Entry.BlockSize(e->KeyLength, valueLength); // never negative: lengths are ints, the sum a long
         return needed <= usable && needed * 2 >= usable;
     }
 

@@ -13,7 +13,8 @@ namespace Diagnostics.Server.Memory;
 public static unsafe class TrackedAllocator
 {
     public const int HeaderSize = 8;
-    private const int MaxBlockSize = int.MaxValue - 64;
+    /// <summary>The largest block served: sizes are kept in the header's 32-bit field.</summary>
+    public const long MaxBlockBytes = int.MaxValue - 64;
 
     [ThreadStatic] private static ThreadMemoryRecord? t_record;
     private static long s_totalBytes;
@@ -37,7 +38,7 @@ public static unsafe class TrackedAllocator
 
     public static byte* Alloc(nuint size)
     {
-        if (size > MaxBlockSize)
+        if (size > MaxBlockBytes)
             ThrowTooLarge(size);
         var record = CurrentThread;
         byte* block = (byte*)NativeMemory.Alloc(size + HeaderSize);
@@ -95,6 +96,5 @@ public static unsafe class TrackedAllocator
         => t_record = ThreadMemoryRegistry.Register(Thread.CurrentThread);
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ThrowTooLarge(nuint size)
-        => throw new OutOfMemoryException($"native allocation of {size} bytes exceeds the block limit");
+    private static void ThrowTooLarge(nuint size) => throw new BlockTooLargeException((long)size);
 }

@@ -199,6 +199,8 @@ public sealed class ClientConnection : IDisposable
         {
             NetOutputBytes += written;
             _server.Stats.NetOutput(written);
+            // Sending counts as activity, as in Redis: a client reading a long reply is not idle.
+            LastInteractionMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         }
         await output.FlushAsync();
     }
@@ -418,6 +420,11 @@ public sealed class ClientConnection : IDisposable
         try
         {
             spec.Handler(ref context);
+        }
+        catch (Memory.BlockTooLargeException ex)
+        {
+            // The request, not the server, is at fault: an error reply, nothing to log.
+            context.Error("ERR " + ex.Message);
         }
         catch (Exception ex) when (ex is not OutOfMemoryException)
         {

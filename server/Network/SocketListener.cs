@@ -37,12 +37,23 @@ public sealed class SocketListener(DataServer server, ClientSessions sessions, I
         return Task.CompletedTask;
     }
 
+    /// <summary>
+    /// Stops accepting, then drops every client and waits for their connections to unwind, so no
+    /// command is still touching the keyspace when the server frees it.
+    /// </summary>
     public async Task StopAsync(CancellationToken cancellationToken)
     {
         _stopping.Cancel();
         foreach (var socket in _listeners)
             socket.Dispose();
         await Task.WhenAll(_loops).WaitAsync(cancellationToken).ConfigureAwait(false);
+        foreach (var client in server.Clients.Snapshot())
+            client.Kill();
+        var deadline = DateTime.UtcNow.AddSeconds(5);
+        while (server.Clients.Count > 0 && DateTime.UtcNow < deadline && !cancellationToken.IsCancellationRequested)
+            await Task.Delay(10, CancellationToken.None).ConfigureAwait(false);
+        if (server.Clients.Count > 0)
+            log.LogWarning("{Count} clients still connected at shutdown", server.Clients.Count);
     }
 
     private async Task AcceptLoop(Socket listener, CancellationToken stopping)
@@ -60,7 +71,16 @@ public sealed class SocketListener(DataServer server, ClientSessions sessions, I
             }
             catch (SocketException ex)
             {
+                // Out of descriptors, say: back off instead of spinning on the same failure.
                 log.LogWarning("Accept failed: {Error}", ex.SocketErrorCode);
+                try
+                {
+                    await Task.Delay(100, stopping);
+                }
+                catch (OperationCanceledException)
+                {
+                    return;
+                }
                 continue;
             }
             _ = Serve(accepted);

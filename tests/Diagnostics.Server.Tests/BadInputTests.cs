@@ -62,6 +62,21 @@ public sealed class BadInputTests(SharedServer shared) : IClassFixture<SharedSer
         Assert.False(c.IsClosedByServer(500), "a count within the limit is not an error; the server waits for more arguments");
     }
 
+    [Theory]
+    [InlineData("inline")]
+    [InlineData("executor")]
+    public void AValueTooLargeForOneBlockGetsAnErrorNotACrash(string mode)
+    {
+        using var server = ServerProcess.Start("--execution-mode", mode, "--proto-max-bulk-len", "2147482623");
+        using var c = server.Connect();
+        // Header + 3000-byte key + a value just under proto-max-bulk-len overflows one block.
+        string key = new('k', 3000);
+        RespAssert.Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)", c.Call("SETRANGE", key, "2147482000", "x"));
+        RespAssert.Integer(0, c.Call("EXISTS", key));
+        RespAssert.Simple("PONG", c.Call("PING"));
+        Assert.False(server.HasExited);
+    }
+
     [Fact]
     public void MissingCrlfAfterBulkData()
     {
