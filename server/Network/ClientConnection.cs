@@ -134,7 +134,7 @@ public sealed class ClientConnection : IDisposable
                 unconsumed = buffer.Length;
                 // An open multibulk command's complete arguments were consumed into the arena:
                 // they are still query buffer, as far as limits and CLIENT LIST go.
-                QueryBufferBytes = unconsumed + _batch.ArenaBytes;
+                QueryBufferBytes = unconsumed + _batch.PendingBytes;
                 incomplete |= _batch.OpenArgsRemaining > 0;
                 input.AdvanceTo(buffer.Start, buffer.End);
 

@@ -29,6 +29,12 @@ public sealed unsafe class RequestBatch : IDisposable
 
     public int CommandCount => _commandCount;
     public int ArenaBytes => _arenaUsed;
+
+    /// <summary>
+    /// What the pending arguments hold: their bytes plus their slots, so a command of millions of
+    /// empty arguments still counts against client-query-buffer-limit.
+    /// </summary>
+    public long PendingBytes => _arenaUsed + (long)_argCount * System.Runtime.CompilerServices.Unsafe.SizeOf<ArgSlot>();
     public int ArenaCapacity => _arenaCapacity;
 
     /// <summary>The arguments of command <paramref name="index"/>, name first.</summary>

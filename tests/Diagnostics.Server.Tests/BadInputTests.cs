@@ -78,6 +78,29 @@ public sealed class BadInputTests(SharedServer shared) : IClassFixture<SharedSer
     }
 
     [Fact]
+    public void ManyEmptyArgumentsCountAgainstTheQueryBufferLimit()
+    {
+        using var server = ServerProcess.Start("--client-query-buffer-limit", "1mb");
+        using var bystander = server.Connect();
+        using var c = server.Connect();
+        // Empty arguments take no arena bytes but a slot each: 300,000 of them are 2.4 MB of slots.
+        var request = new MemoryStream();
+        request.Write(Encoding.ASCII.GetBytes("*100000000\r\n"));
+        for (int i = 0; i < 300_000; i++)
+            request.Write("$0\r\n\r\n"u8);
+        try
+        {
+            c.SendRaw(request.ToArray());
+        }
+        catch (IOException)
+        {
+            // The server may close while the request is still being written: that is the point.
+        }
+        Assert.True(c.IsClosedByServer(), "a client holding 2.4 MB of pending arguments stayed connected over a 1 MB limit");
+        RespAssert.Simple("PONG", bystander.Call("PING"));
+    }
+
+    [Fact]
     public void MissingCrlfAfterBulkData()
     {
         // Redis skips the two bytes after a bulk unread; this server checks them and says so.
