@@ -179,15 +179,8 @@ public sealed class ServerConfig
                 return $"Failed to bind to specified addresses: '{address}' is not an IP address";
         }
         Bind = addresses;
-        BindExplicit = true;
         return null;
     }
-
-    /// <summary>
-    /// True when bind was configured. Protected mode does not depend on it: as in Redis 7, it refuses
-    /// non-loopback clients whenever protected-mode is yes and the default user has no password.
-    /// </summary>
-    public bool BindExplicit { get; private set; }
 
     private string? SetMode(string value)
         => OneOf(value, ["executor", "inline"], s => Mode = s == "executor" ? ExecutionMode.Executor : ExecutionMode.Inline);

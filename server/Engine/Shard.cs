@@ -41,10 +41,6 @@ public sealed class Shard : IDisposable
     public Database[] Databases { get; }
     /// <summary>Randomness for sampling (expiry, RANDOMKEY, LFU); used only by whoever holds the shard.</summary>
     public Random Random { get; }
-    /// <summary>Batches and other work items executed (diagnostics).</summary>
-    public long WorkItems { get; private set; }
-    public int QueueLength => _queue.Count;
-    public Thread? Thread => _thread;
 
     /// <summary>Queues work for the executor thread (executor mode only).</summary>
     public void Post(ShardWork work)
@@ -60,7 +56,6 @@ public sealed class Shard : IDisposable
         lock (_inlineGate)
         {
             work.Execute(this);
-            WorkItems++;
         }
     }
 
@@ -84,8 +79,7 @@ public sealed class Shard : IDisposable
             while (_queue.TryDequeue(out var work))
             {
                 work.Execute(this);
-                WorkItems++;
-                if (Environment.TickCount64 >= _nextCronTick)
+                    if (Environment.TickCount64 >= _nextCronTick)
                     RunCron();
             }
             if (Environment.TickCount64 >= _nextCronTick)
