@@ -198,11 +198,10 @@ public sealed class ProtocolTests(SharedServer shared) : IClassFixture<SharedSer
         using var server = ServerProcess.Start("--requirepass", "secret");
         using var c = server.Connect();
         string large = new('y', 50_000);
-        var pipeline = new List<byte>();
-        pipeline.AddRange(RespClient.Encode("AUTH", "secret"));
-        pipeline.AddRange(RespClient.Encode("SET", "after-auth", large));
-        pipeline.AddRange(RespClient.Encode("DEL", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"));
-        c.SendRaw(pipeline.ToArray());
+        c.SendRaw(RespClient.EncodeAll(
+            ["AUTH", "secret"],
+            ["SET", "after-auth", large],
+            ["DEL", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"]));
         RespAssert.Ok(c.Read());
         RespAssert.Ok(c.Read());
         RespAssert.Integer(0, c.Read());
@@ -215,10 +214,9 @@ public sealed class ProtocolTests(SharedServer shared) : IClassFixture<SharedSer
         using var server = ServerProcess.Start("--requirepass", "secret");
         using var c = server.Connect();
         RespAssert.Ok(c.Call("AUTH", "secret"));
-        var pipeline = new List<byte>();
-        pipeline.AddRange(RespClient.Encode("RESET"));
-        pipeline.AddRange(RespClient.Encode("DEL", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"));
-        c.SendRaw(pipeline.ToArray());
+        c.SendRaw(RespClient.EncodeAll(
+            ["RESET"],
+            ["DEL", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"]));
         RespAssert.Simple("RESET", c.Read());
         RespAssert.Error("ERR Protocol error: unauthenticated multibulk length", c.Read());
         Assert.True(c.IsClosedByServer());
@@ -272,11 +270,10 @@ public sealed class ProtocolTests(SharedServer shared) : IClassFixture<SharedSer
     public void QuitAnswersTheCommandsPipelinedBeforeIt()
     {
         using var c = shared.Connect();
-        var pipeline = new List<byte>();
-        pipeline.AddRange(RespClient.Encode("SET", "proto:quit", "v"));
-        pipeline.AddRange(RespClient.Encode("QUIT"));
-        pipeline.AddRange(RespClient.Encode("SET", "proto:quit", "after-quit"));
-        c.SendRaw(pipeline.ToArray());
+        c.SendRaw(RespClient.EncodeAll(
+            ["SET", "proto:quit", "v"],
+            ["QUIT"],
+            ["SET", "proto:quit", "after-quit"]));
         RespAssert.Ok(c.Read());
         RespAssert.Ok(c.Read());
         Assert.True(c.IsClosedByServer());
@@ -363,14 +360,13 @@ public sealed class ProtocolTests(SharedServer shared) : IClassFixture<SharedSer
     public void ClientReplyOffSuppressesRepliesUntilOn()
     {
         using var c = shared.Connect();
-        var pipeline = new List<byte>();
-        pipeline.AddRange(RespClient.Encode("CLIENT", "REPLY", "OFF"));
-        pipeline.AddRange(RespClient.Encode("SET", "proto:reply-off", "silent"));
-        pipeline.AddRange(RespClient.Encode("GET", "proto:reply-off"));
-        pipeline.AddRange(RespClient.Encode("NOSUCHCOMMAND"));
-        pipeline.AddRange(RespClient.Encode("CLIENT", "REPLY", "ON"));
-        pipeline.AddRange(RespClient.Encode("GET", "proto:reply-off"));
-        c.SendRaw(pipeline.ToArray());
+        c.SendRaw(RespClient.EncodeAll(
+            ["CLIENT", "REPLY", "OFF"],
+            ["SET", "proto:reply-off", "silent"],
+            ["GET", "proto:reply-off"],
+            ["NOSUCHCOMMAND"],
+            ["CLIENT", "REPLY", "ON"],
+            ["GET", "proto:reply-off"]));
         RespAssert.Ok(c.Read());                 // CLIENT REPLY ON is the first reply
         RespAssert.Bulk("silent", c.Read());     // the silent SET did run
     }
@@ -379,12 +375,11 @@ public sealed class ProtocolTests(SharedServer shared) : IClassFixture<SharedSer
     public void ClientReplySkipDropsOnlyTheNextCommandsReply()
     {
         using var c = shared.Connect();
-        var pipeline = new List<byte>();
-        pipeline.AddRange(RespClient.Encode("CLIENT", "REPLY", "SKIP"));
-        pipeline.AddRange(RespClient.Encode("SET", "proto:reply-skip", "skipped"));
-        pipeline.AddRange(RespClient.Encode("GET", "proto:reply-skip"));
-        pipeline.AddRange(RespClient.Encode("PING"));
-        c.SendRaw(pipeline.ToArray());
+        c.SendRaw(RespClient.EncodeAll(
+            ["CLIENT", "REPLY", "SKIP"],
+            ["SET", "proto:reply-skip", "skipped"],
+            ["GET", "proto:reply-skip"],
+            ["PING"]));
         RespAssert.Bulk("skipped", c.Read());    // SKIP itself and the SET answer nothing
         RespAssert.Simple("PONG", c.Read());
     }

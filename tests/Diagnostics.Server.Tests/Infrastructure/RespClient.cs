@@ -50,6 +50,15 @@ public sealed class RespClient : IDisposable
         return Encode(bytes);
     }
 
+    /// <summary>Several commands back to back, as one pipelined write.</summary>
+    public static byte[] EncodeAll(params string[][] commands)
+    {
+        using var buffer = new MemoryStream();
+        foreach (var command in commands)
+            buffer.Write(Encode(command));
+        return buffer.ToArray();
+    }
+
     public static byte[] Encode(params byte[][] args)
     {
         using var buffer = new MemoryStream();
