@@ -17,17 +17,23 @@ public sealed class DataServer : IDisposable
         Keyspace = new Keyspace(config.Shards, config.Databases, config.Mode, config.Hz);
         config.HzChanged += hz => Keyspace.Cron.Hz = hz;
         Instantaneous = new InstantaneousMetrics(Stats);
+        Aof = new Persistence.AppendOnlyFile(this);
     }
 
     public ServerConfig Config { get; }
     public CommandTable Commands { get; }
     public Keyspace Keyspace { get; }
     public ClientRegistry Clients { get; } = new();
+    /// <summary>The append-only file: logging, loading and rewriting.</summary>
+    public Persistence.AppendOnlyFile Aof { get; }
     public ServerStats Stats { get; } = new();
     /// <summary>Sampled rates for INFO's instantaneous_* fields.</summary>
     public InstantaneousMetrics Instantaneous { get; }
     public string RunId { get; } = Convert.ToHexStringLower(System.Security.Cryptography.RandomNumberGenerator.GetBytes(20));
     public long LastSaveUnixSeconds { get; set; } = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+
+    /// <summary>SHUTDOWN SAVE: compact the AOF before exiting.</summary>
+    public bool RewriteOnShutdown { get; set; }
 
     /// <summary>Set by SHUTDOWN; the host stops when it fires.</summary>
     public CancellationTokenSource ShutdownRequested { get; } = new();
@@ -35,6 +41,7 @@ public sealed class DataServer : IDisposable
     public void Dispose()
     {
         Instantaneous.Dispose();
+        Aof.Dispose();
         Keyspace.Dispose();
     }
 }

@@ -1,6 +1,7 @@
 using Diagnostics.Server;
 using Diagnostics.Server.Configuration;
 using Diagnostics.Server.Network;
+using Diagnostics.Server.Persistence;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 
@@ -27,10 +28,31 @@ IHost host = config.Transport == "kestrel" ? BuildKestrelHost() : BuildSocketHos
 var log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Server");
 var lifetime = host.Services.GetRequiredService<IHostApplicationLifetime>();
 server.ShutdownRequested.Token.Register(() => lifetime.StopApplication());
+server.Aof.Log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Persistence");
+try
+{
+    // Before any listener opens: clients connect to a server whose data is all there.
+    server.Aof.Start();
+}
+catch (Exception ex) when (ex is AofFormatException or DiskFileException or RdbFormatException)
+{
+    log.LogCritical("Can't load the append only file: {Error}", ex.Message);
+    return 1;
+}
 lifetime.ApplicationStarted.Register(() =>
     log.LogInformation("Server started, pid {Pid}, {Shards} shards ({Mode}), {Databases} databases, {Transport} transport. Ready to accept connections tcp on {Bind} port {Port}",
         Environment.ProcessId, config.Shards, config.Mode, config.Databases, config.Transport, string.Join(' ', config.Bind), config.Port));
 await host.RunAsync();
+if (server.Aof.Enabled)
+{
+    if (server.RewriteOnShutdown)
+    {
+        log.LogInformation("Rewriting the append only file before exiting (SHUTDOWN SAVE)");
+        server.Aof.RewriteNow(TimeSpan.FromMinutes(10));
+    }
+    log.LogInformation("Calling fsync() on the AOF file.");
+    server.Aof.Stop(TimeSpan.FromSeconds(30));
+}
 log.LogInformation("Server is now ready to exit, bye bye...");
 return 0;
 

@@ -2,6 +2,7 @@ using System.Runtime.CompilerServices;
 using System.Text;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Network;
+using Diagnostics.Server.Persistence;
 using Diagnostics.Server.Protocol;
 
 namespace Diagnostics.Server.Commands;
@@ -13,23 +14,40 @@ namespace Diagnostics.Server.Commands;
 /// </summary>
 public unsafe ref struct CommandContext
 {
-    public CommandContext(DataServer server, ClientConnection client, ArgList args, CommandSpec spec, long nowMs)
+    public CommandContext(DataServer server, ClientConnection client, Keyspace keyspace, ArgList args, CommandSpec spec,
+        long nowMs, bool replaying = false, AofRecordBuffer? records = null)
     {
         Server = server;
         Client = client;
+        Keyspace = keyspace;
         Args = args;
         Spec = spec;
         NowMs = nowMs;
+        ExpireClockMs = replaying ? 0 : nowMs;
+        Records = records;
     }
 
     public readonly DataServer Server;
     public readonly ClientConnection Client;
+    /// <summary>The data the command acts on: the server's, or a rewrite's private copy being rebuilt from files.</summary>
+    public readonly Keyspace Keyspace;
     public readonly ArgList Args;
     public readonly CommandSpec Spec;
     /// <summary>The command's time: one clock reading per command, as Redis caches mstime.</summary>
     public readonly long NowMs;
+    /// <summary>
+    /// The time keys are expired against: <see cref="NowMs"/>, except while replaying the AOF, when
+    /// it is 0 and nothing expires (as in Redis): the replay must see every key the original
+    /// commands saw, or an INCR on a key that has since expired would recreate it without its TTL.
+    /// Keys past their time go once the load is done.
+    /// </summary>
+    public readonly long ExpireClockMs;
+    /// <summary>Where this write is logged for the AOF; null when nothing is logged (AOF off, reads, replay).</summary>
+    public readonly AofRecordBuffer? Records;
     /// <summary>Set when the handler replied with an error (failed_calls).</summary>
     public bool Failed;
+    /// <summary>How the write is logged: its own arguments unless the handler says otherwise.</summary>
+    public AofLogging Logging;
 
     public readonly RespWriter Reply => Client.Reply;
     public readonly int ArgCount => Args.Count;
@@ -41,12 +59,12 @@ public unsafe ref struct CommandContext
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public readonly Database Database(ReadOnlySpan<byte> key, out uint hash)
     {
-        hash = Keyspace.Hash(key);
-        return Server.Keyspace.ShardOf(hash).Databases[Client.DatabaseIndex];
+        hash = Engine.Keyspace.Hash(key);
+        return Keyspace.ShardOf(hash).Databases[Client.DatabaseIndex];
     }
 
     /// <summary>The shard that owns <paramref name="key"/>.</summary>
-    public readonly Shard ShardOf(ReadOnlySpan<byte> key) => Server.Keyspace.ShardOf(Keyspace.Hash(key));
+    public readonly Shard ShardOf(ReadOnlySpan<byte> key) => Keyspace.ShardOf(Engine.Keyspace.Hash(key));
 
     /// <summary>
     /// Finds a live key for reading (Redis's lookupKeyRead): counts the keyspace hit or miss and,
@@ -56,7 +74,7 @@ public unsafe ref struct CommandContext
     public readonly Entry** LookupForRead(ReadOnlySpan<byte> key, out Database database, out uint hash, bool touch = true)
     {
         database = Database(key, out hash);
-        Entry** slot = database.LookupSlot(key, hash, NowMs);
+        Entry** slot = database.LookupSlot(key, hash, ExpireClockMs);
         var counters = Diagnostics.ThreadCounters.Current;
         if (slot == null)
         {
@@ -84,6 +102,24 @@ public unsafe ref struct CommandContext
         entry->AccessClock = LruClock.Now;
         entry->Frequency = LfuCounter.Increment(entry->Frequency, Random.Shared);
     }
+
+    /// <summary>
+    /// Logs this write as other commands than its own arguments: the effective command, so a
+    /// replay is deterministic (SET ... PXAT for SET ... EX). Returns the buffer to encode one
+    /// command of <paramref name="argCount"/> arguments into (end it with EndCommand), or null when
+    /// nothing is being logged. May be called more than once.
+    /// </summary>
+    public AofRecordBuffer? LogAs(int argCount)
+    {
+        Logging = AofLogging.Rewritten;
+        if (Records is null)
+            return null;
+        Records.BeginCommand(Client.DatabaseIndex, argCount);
+        return Records;
+    }
+
+    /// <summary>The write changed nothing (SETNX on an existing key, DEL of missing keys): log nothing.</summary>
+    public void LogNothing() => Logging = AofLogging.Nothing;
 
     /// <summary>Replies with an error and marks the call failed.</summary>
     public void Error(string message)

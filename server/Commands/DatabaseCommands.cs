@@ -27,13 +27,13 @@ public static class DatabaseCommands
     }
 
     /// <summary>Keys in the selected database, counting those whose TTL passed but were not yet removed (as Redis).</summary>
-    private static void DbSize(ref CommandContext c) => c.Reply.Integer(c.Server.Keyspace.KeyCount(c.Client.DatabaseIndex));
+    private static void DbSize(ref CommandContext c) => c.Reply.Integer(c.Keyspace.KeyCount(c.Client.DatabaseIndex));
 
     private static void FlushDb(ref CommandContext c)
     {
         if (!TryParseFlushMode(ref c, out bool async))
             return;
-        foreach (var shard in c.Server.Keyspace.Shards)
+        foreach (var shard in c.Keyspace.Shards)
             Flush(shard.Databases[c.Client.DatabaseIndex], async);
         c.Reply.Ok();
     }
@@ -42,7 +42,7 @@ public static class DatabaseCommands
     {
         if (!TryParseFlushMode(ref c, out bool async))
             return;
-        foreach (var shard in c.Server.Keyspace.Shards)
+        foreach (var shard in c.Keyspace.Shards)
             foreach (var db in shard.Databases)
                 Flush(db, async);
         c.Reply.Ok();
@@ -95,7 +95,7 @@ public static class DatabaseCommands
     {
         if (!TryInt32(ref c, 1, "ERR invalid first DB index", out int first) || !TryInt32(ref c, 2, "ERR invalid second DB index", out int second))
             return;
-        int databases = c.Server.Keyspace.DatabaseCount;
+        int databases = c.Keyspace.DatabaseCount;
         if (first < 0 || first >= databases || second < 0 || second >= databases)
         {
             c.Error(Errors.DbIndexOutOfRange);
@@ -103,7 +103,7 @@ public static class DatabaseCommands
         }
         if (first != second)
         {
-            foreach (var shard in c.Server.Keyspace.Shards)
+            foreach (var shard in c.Keyspace.Shards)
             {
                 Database[] dbs = shard.Databases;
                 (dbs[first], dbs[second]) = (dbs[second], dbs[first]);

@@ -37,8 +37,22 @@ public static unsafe class DebugCommands
             SetActiveExpire(ref c);
         else if (c.ArgIs(1, "object"u8) && c.ArgCount == 3)
             Object(ref c);
+        else if (c.ArgIs(1, "reload"u8) && c.ArgCount == 2)
+            Reload(ref c);
         else
             c.Error($"ERR unknown subcommand or wrong number of arguments for '{Errors.Truncate(c.ArgString(1))}'. Try DEBUG HELP.");
+    }
+
+    /// <summary>
+    /// Writes the dataset out, empties memory and loads it back (from the AOF when it is on), with
+    /// every shard held: the persistence round trip in one command, for tests.
+    /// </summary>
+    private static void Reload(ref CommandContext c)
+    {
+        if (c.Server.Aof.Reload() is { } error)
+            c.Error(error);
+        else
+            c.Reply.Ok();
     }
 
     /// <summary>"local" admits loopback clients only, as Redis's islocalClient.</summary>
@@ -74,7 +88,7 @@ public static unsafe class DebugCommands
     {
         var key = c.Arg(2);
         var db = c.Database(key, out uint hash);
-        Entry* e = db.Lookup(key, hash, c.NowMs);
+        Entry* e = db.Lookup(key, hash, c.ExpireClockMs);
         if (e == null)
         {
             c.Error(Errors.NoSuchKey);

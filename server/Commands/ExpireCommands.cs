@@ -94,10 +94,11 @@ public static unsafe class ExpireCommands
 
         ReadOnlySpan<byte> key = c.Arg(1);
         Database db = c.Database(key, out uint hash);
-        Entry** slot = db.LookupSlot(key, hash, c.NowMs);
+        Entry** slot = db.LookupSlot(key, hash, c.ExpireClockMs);
         if (slot == null)
         {
             c.Reply.Integer(0);
+            c.LogNothing();
             return;
         }
         Entry* e = *slot;
@@ -107,12 +108,27 @@ public static unsafe class ExpireCommands
             || (gt && (current == -1 || when <= current)) || (lt && current != -1 && when >= current))
         {
             c.Reply.Integer(0);
+            c.LogNothing();
             return;
         }
-        if (when <= c.NowMs)
+        // Every form is logged as its effect: a past time as DEL, a future one as PEXPIREAT, so a
+        // replay later does not push the deadline out by the time that passed.
+        if (when <= c.ExpireClockMs)
+        {
             db.RemoveAt(slot);
+            StringCommands.LogKeyCommand(ref c, "DEL"u8, key);
+        }
         else
+        {
             db.SetExpire(e, when);
+            if (c.LogAs(3) is { } log)
+            {
+                log.Argument("PEXPIREAT"u8);
+                log.Argument(key);
+                log.Argument(when);
+                log.EndCommand();
+            }
+        }
         c.Reply.Integer(1);
     }
 
@@ -146,10 +162,11 @@ public static unsafe class ExpireCommands
     {
         ReadOnlySpan<byte> key = c.Arg(1);
         Database db = c.Database(key, out uint hash);
-        Entry* e = db.Lookup(key, hash, c.NowMs);
+        Entry* e = db.Lookup(key, hash, c.ExpireClockMs);
         if (e == null || e->ExpireAt == 0)
         {
             c.Reply.Integer(0);
+            c.LogNothing();
             return;
         }
         db.SetExpire(e, 0);

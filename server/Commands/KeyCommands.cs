@@ -53,10 +53,12 @@ public static unsafe class KeyCommands
         {
             var key = c.Arg(i);
             var db = c.Database(key, out uint hash);
-            if (db.Delete(key, hash, c.NowMs))
+            if (db.Delete(key, hash, c.ExpireClockMs))
                 deleted++;
         }
         c.Reply.Integer(deleted);
+        if (deleted == 0)
+            c.LogNothing();
     }
 
     /// <summary>Counts every argument that names a live key, so a key given twice counts twice.</summary>
@@ -104,7 +106,7 @@ public static unsafe class KeyCommands
     {
         ReadOnlySpan<byte> source = c.Arg(1), target = c.Arg(2);
         Database sourceDb = c.Database(source, out uint sourceHash);
-        if (sourceDb.Lookup(source, sourceHash, c.NowMs) == null)
+        if (sourceDb.Lookup(source, sourceHash, c.ExpireClockMs) == null)
         {
             c.Error(Errors.NoSuchKey);
             return;
@@ -118,14 +120,15 @@ public static unsafe class KeyCommands
             return;
         }
         Database targetDb = c.Database(target, out uint targetHash);
-        if (targetDb.Lookup(target, targetHash, c.NowMs) != null)
+        if (targetDb.Lookup(target, targetHash, c.ExpireClockMs) != null)
         {
             if (onlyIfAbsent)
             {
                 c.Reply.Integer(0);
+                c.LogNothing();
                 return;
             }
-            targetDb.Delete(target, targetHash, c.NowMs);
+            targetDb.Delete(target, targetHash, c.ExpireClockMs);
         }
         // Slots go stale on any table operation (a lookup may take a rehash step), so the source
         // slot is found only now, right before it is unlinked.
@@ -170,18 +173,20 @@ public static unsafe class KeyCommands
         if (original == null)
         {
             c.Reply.Integer(0);
+            c.LogNothing();
             return;
         }
         uint targetHash = Keyspace.Hash(target);
-        Database targetDb = c.Server.Keyspace.ShardOf(targetHash).Databases[targetIndex];
-        if (targetDb.Lookup(target, targetHash, c.NowMs) != null)
+        Database targetDb = c.Keyspace.ShardOf(targetHash).Databases[targetIndex];
+        if (targetDb.Lookup(target, targetHash, c.ExpireClockMs) != null)
         {
             if (!replace)
             {
                 c.Reply.Integer(0);
+                c.LogNothing();
                 return;
             }
-            targetDb.Delete(target, targetHash, c.NowMs);
+            targetDb.Delete(target, targetHash, c.ExpireClockMs);
         }
         targetDb.Add(EntryCopier.Clone(original, target, targetHash));
         c.Reply.Integer(1);
@@ -202,10 +207,11 @@ public static unsafe class KeyCommands
         }
         ReadOnlySpan<byte> key = c.Arg(1);
         Database sourceDb = c.Database(key, out uint hash);
-        Database targetDb = c.Server.Keyspace.ShardOf(hash).Databases[targetIndex];
-        if (sourceDb.Lookup(key, hash, c.NowMs) == null || targetDb.Lookup(key, hash, c.NowMs) != null)
+        Database targetDb = c.Keyspace.ShardOf(hash).Databases[targetIndex];
+        if (sourceDb.Lookup(key, hash, c.ExpireClockMs) == null || targetDb.Lookup(key, hash, c.ExpireClockMs) != null)
         {
             c.Reply.Integer(0);
+            c.LogNothing();
             return;
         }
         Entry** slot = sourceDb.Keys.FindSlot(key, hash);

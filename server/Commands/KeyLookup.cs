@@ -28,7 +28,7 @@ internal static unsafe class KeyLookup
             c.Error(notIntegerError);
             return false;
         }
-        if (value < 0 || value >= c.Server.Keyspace.DatabaseCount)
+        if (value < 0 || value >= c.Keyspace.DatabaseCount)
         {
             c.Error(Errors.DbIndexOutOfRange);
             return false;

@@ -37,7 +37,7 @@ public static unsafe class ScanCommands
     /// </summary>
     private static void Keys(ref CommandContext c)
     {
-        var shards = c.Server.Keyspace.Shards;
+        var shards = c.Keyspace.Shards;
         int dbIndex = c.Client.DatabaseIndex;
         ReadOnlySpan<byte> pattern = c.Arg(1);
         fixed (byte* patternBytes = pattern)
@@ -117,7 +117,7 @@ public static unsafe class ScanCommands
             i++;
         }
 
-        var shards = c.Server.Keyspace.Shards;
+        var shards = c.Keyspace.Shards;
         int dbIndex = c.Client.DatabaseIndex;
         ulong shardCount = (ulong)shards.Length;
         int shard = (int)(cursor % shardCount);
@@ -187,11 +187,11 @@ public static unsafe class ScanCommands
         for (int i = 0; i < live; i++)
             reply.Bulk(Entry.KeyOf((Entry*)items[i]));
 
-        var keyspace = c.Server.Keyspace;
+        var keyspace = c.Keyspace;
         for (int i = live; i < collector.Count; i++)
         {
             Entry* e = (Entry*)items[i];
-            keyspace.ShardOf(e->Hash).Databases[c.Client.DatabaseIndex].LookupSlot(Entry.KeyOf(e), e->Hash, c.NowMs);
+            keyspace.ShardOf(e->Hash).Databases[c.Client.DatabaseIndex].LookupSlot(Entry.KeyOf(e), e->Hash, c.ExpireClockMs);
         }
     }
 
@@ -266,7 +266,7 @@ public static unsafe class ScanCommands
     /// </summary>
     private static void RandomKey(ref CommandContext c)
     {
-        var shards = c.Server.Keyspace.Shards;
+        var shards = c.Keyspace.Shards;
         int dbIndex = c.Client.DatabaseIndex;
         Random random = shards[0].Random;
         while (true)
@@ -295,7 +295,7 @@ public static unsafe class ScanCommands
             Entry* e = db.Keys.RandomEntry(shard.Random);
             if (e->ExpireAt != 0 && e->ExpireAt <= c.NowMs)
             {
-                db.LookupSlot(Entry.KeyOf(e), e->Hash, c.NowMs);
+                db.LookupSlot(Entry.KeyOf(e), e->Hash, c.ExpireClockMs);
                 continue;
             }
             c.Reply.Bulk(Entry.KeyOf(e));

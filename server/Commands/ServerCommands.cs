@@ -2,7 +2,7 @@ using static Diagnostics.Server.Commands.CommandFlags;
 
 namespace Diagnostics.Server.Commands;
 
-/// <summary>Server commands: TIME, LASTSAVE, SHUTDOWN.</summary>
+/// <summary>Server commands: TIME, LASTSAVE, SHUTDOWN, BGREWRITEAOF.</summary>
 public static class ServerCommands
 {
     public static void Register(CommandTable table)
@@ -11,6 +11,8 @@ public static class ServerCommands
         table.Add(new CommandSpec("time", 1, Connection | Loading | Stale | Fast, 0, 0, 0, Time, g, "Returns the server time.", "2.6.0"));
         table.Add(new CommandSpec("lastsave", 1, Connection | Loading | Stale | Fast, 0, 0, 0, LastSave, g,
             "Returns the Unix timestamp of the last successful save to disk."));
+        table.Add(new CommandSpec("bgrewriteaof", 1, Connection | Admin | NoScript, 0, 0, 0, BgRewriteAof, g,
+            "Asynchronously rewrites the append-only file to disk."));
         table.Add(new CommandSpec("shutdown", -1, Connection | Admin | NoScript | Loading | Stale | NoMulti | AllowBusy, 0, 0, 0, Shutdown, g,
             "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0",
             "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)")
@@ -32,12 +34,21 @@ public static class ServerCommands
         c.Reply.BulkInteger(micros % 1_000_000);
     }
 
+    private static void BgRewriteAof(ref CommandContext c)
+    {
+        if (c.Server.Aof.StartRewrite() is { } error)
+            c.Error(error);
+        else
+            c.Reply.SimpleString("Background append only file rewriting started"u8);
+    }
+
     private static void LastSave(ref CommandContext c) => c.Reply.Integer(c.Server.LastSaveUnixSeconds);
 
     /// <summary>
     /// Stops the server: no reply on success, every client is disconnected and the process exits 0.
     /// Shutdown never waits for replicas here, so there is never one in progress to ABORT, and
-    /// NOW / FORCE change nothing. SAVE has nothing to write until persistence exists.
+    /// NOW / FORCE change nothing. The AOF is always written and synced before the process exits;
+    /// SAVE also compacts it (a rewrite) first, NOSAVE never does.
     /// </summary>
     private static void Shutdown(ref CommandContext c)
     {
@@ -71,6 +82,7 @@ public static class ServerCommands
             if (client != c.Client)
                 client.Kill();
         c.Client.CloseAfterReply = true;
+        c.Server.RewriteOnShutdown = save;
         c.Server.ShutdownRequested.Cancel();
     }
 }

@@ -138,7 +138,7 @@ public static unsafe class StringCommands
     private static Entry** WriteSlot(ref CommandContext c, ReadOnlySpan<byte> key, out Database db, out uint hash)
     {
         db = c.Database(key, out hash);
-        Entry** slot = db.LookupSlot(key, hash, c.NowMs);
+        Entry** slot = db.LookupSlot(key, hash, c.ExpireClockMs);
         if (slot != null)
             c.Touch(*slot);
         return slot;
@@ -189,6 +189,7 @@ public static unsafe class StringCommands
         {
             if (!get)
                 c.Reply.Null();
+            c.LogNothing();
             return;
         }
         if (slot == null)
@@ -197,6 +198,23 @@ public static unsafe class StringCommands
             db.OverwriteString(slot, c.Arg(2), (flags & StringSetFlags.KeepTtl) != 0 ? -1 : expireAt);
         if (!get)
             c.Reply.Ok();
+        // A relative expiry is logged as the absolute time it resolved to, as Redis does, so a
+        // replay later never extends the key's life.
+        if (expireAt != 0 && (flags & StringSetFlags.PxAt) == 0)
+            LogSetWithDeadline(ref c, key, c.Arg(2), expireAt);
+    }
+
+    /// <summary>Logs SET key value PXAT deadline (the effective form of SET EX, SETEX, PSETEX).</summary>
+    private static void LogSetWithDeadline(ref CommandContext c, ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, long deadline)
+    {
+        if (c.LogAs(5) is not { } log)
+            return;
+        log.Argument("SET"u8);
+        log.Argument(key);
+        log.Argument(value);
+        log.Argument("PXAT"u8);
+        log.Argument(deadline);
+        log.EndCommand();
     }
 
     private static void SetNx(ref CommandContext c)
@@ -206,6 +224,7 @@ public static unsafe class StringCommands
         if (slot != null)
         {
             c.Reply.Integer(0);
+            c.LogNothing();
             return;
         }
         db.AddString(key, hash, c.Arg(2), 0);
@@ -222,8 +241,9 @@ public static unsafe class StringCommands
             return;
         ReadOnlySpan<byte> key = c.Arg(1);
         Database db = c.Database(key, out uint hash);
-        db.SetString(key, hash, c.Arg(3), expireAt, c.NowMs);
+        db.SetString(key, hash, c.Arg(3), expireAt, c.ExpireClockMs);
         c.Reply.Ok();
+        LogSetWithDeadline(ref c, key, c.Arg(3), expireAt);
     }
 
     private static void GetSet(ref CommandContext c)
@@ -265,12 +285,40 @@ public static unsafe class StringCommands
         if (!StringSetOptions.TryResolveExpire(ref c, flags, expireIndex, out long expireAt))
             return;
         c.Reply.Bulk(Entry.ValueOf(*slot));
-        if ((flags & (StringSetFlags.ExAt | StringSetFlags.PxAt)) != 0 && expireAt <= c.NowMs)
+        // Logged as what it did: GETEX without options is a read.
+        if ((flags & (StringSetFlags.ExAt | StringSetFlags.PxAt)) != 0 && expireAt <= c.ExpireClockMs)
+        {
             db.RemoveAt(slot); // an absolute time already past deletes the key, as Redis does
+            LogKeyCommand(ref c, "DEL"u8, c.Arg(1));
+        }
         else if (expireAt != 0)
+        {
             db.SetExpire(*slot, expireAt);
+            if (c.LogAs(3) is { } log)
+            {
+                log.Argument("PEXPIREAT"u8);
+                log.Argument(c.Arg(1));
+                log.Argument(expireAt);
+                log.EndCommand();
+            }
+        }
         else if ((flags & StringSetFlags.Persist) != 0)
+        {
             db.SetExpire(*slot, 0);
+            LogKeyCommand(ref c, "PERSIST"u8, c.Arg(1));
+        }
+        else
+            c.LogNothing();
+    }
+
+    /// <summary>Logs a two-argument command on one key (DEL key, PERSIST key).</summary>
+    internal static void LogKeyCommand(ref CommandContext c, ReadOnlySpan<byte> command, ReadOnlySpan<byte> key)
+    {
+        if (c.LogAs(2) is not { } log)
+            return;
+        log.Argument(command);
+        log.Argument(key);
+        log.EndCommand();
     }
 
     // ---- multi-key -----------------------------------------------------------------------
@@ -305,6 +353,7 @@ public static unsafe class StringCommands
             if (WriteSlot(ref c, c.Arg(i), out _, out _) != null)
             {
                 c.Reply.Integer(0);
+                c.LogNothing();
                 return;
             }
         }
@@ -328,7 +377,7 @@ public static unsafe class StringCommands
         {
             ReadOnlySpan<byte> key = c.Arg(i);
             Database db = c.Database(key, out uint hash);
-            db.SetString(key, hash, c.Arg(i + 1), 0, c.NowMs);
+            db.SetString(key, hash, c.Arg(i + 1), 0, c.ExpireClockMs);
         }
     }
 
@@ -588,5 +637,14 @@ public static unsafe class StringCommands
         else
             db.OverwriteString(slot, text, -1);
         c.Reply.Bulk(text);
+        // Logged as the result, as Redis does: replaying the addition could round differently.
+        if (c.LogAs(4) is { } log)
+        {
+            log.Argument("SET"u8);
+            log.Argument(key);
+            log.Argument(text);
+            log.Argument("KEEPTTL"u8);
+            log.EndCommand();
+        }
     }
 }

@@ -1,5 +1,6 @@
 using System.Globalization;
 using Diagnostics.Server.Engine;
+using Diagnostics.Server.Persistence;
 using Diagnostics.Server.Protocol;
 
 namespace Diagnostics.Server.Configuration;
@@ -41,6 +42,16 @@ public sealed class ServerConfig
         // Immutable as in Redis, so a client that can CONFIG SET cannot open DEBUG to itself.
         Add(new ConfigParameter("enable-debug-command", () => EnableDebugCommand,
             v => OneOf(v, ["no", "yes", "local"], s => EnableDebugCommand = s), mutable: false));
+
+        Add(new ConfigParameter("appendonly", () => AppendOnly ? "yes" : "no", SetAppendOnly));
+        Add(new ConfigParameter("appendfilename", () => AppendFileName, v => PlainFileName(v, s => AppendFileName = s), mutable: false));
+        Add(new ConfigParameter("appenddirname", () => AppendDirName, v => PlainFileName(v, s => AppendDirName = s), mutable: false));
+        Add(new ConfigParameter("appendfsync", () => AppendFsync switch { FsyncPolicy.Always => "always", FsyncPolicy.No => "no", _ => "everysec" },
+            v => OneOf(v, ["always", "everysec", "no"], s => AppendFsync = s switch { "always" => FsyncPolicy.Always, "no" => FsyncPolicy.No, _ => FsyncPolicy.EverySec })));
+        Int("auto-aof-rewrite-percentage", () => AutoAofRewritePercentage, v => AutoAofRewritePercentage = v, 0, int.MaxValue);
+        Memory("auto-aof-rewrite-min-size", () => AutoAofRewriteMinSize, v => AutoAofRewriteMinSize = v, 0, long.MaxValue);
+        Bool("aof-load-truncated", () => AofLoadTruncated, v => AofLoadTruncated = v);
+        Bool("aof-rewrite-incremental-fsync", () => AofRewriteIncrementalFsync, v => AofRewriteIncrementalFsync = v);
 
         // Redis tunables that shape internal encodings or features this server does not have:
         // accepted and reported so configuration files and tools written for Redis keep working.
@@ -89,6 +100,24 @@ public sealed class ServerConfig
     public string EnableDebugCommand { get; private set; } = "local";
     /// <summary>The configuration file the server started from, if any (CONFIG REWRITE target).</summary>
     public string? ConfigFile { get; set; }
+
+    public bool AppendOnly { get; private set; }
+    public string AppendFileName { get; private set; } = "appendonly.aof";
+    public string AppendDirName { get; private set; } = "appendonlydir";
+    public FsyncPolicy AppendFsync { get; private set; } = FsyncPolicy.EverySec;
+    public int AutoAofRewritePercentage { get; private set; } = 100;
+    public long AutoAofRewriteMinSize { get; private set; } = 64L * 1024 * 1024;
+    public bool AofLoadTruncated { get; private set; } = true;
+    /// <summary>Sync the new base file every 4 MB while a rewrite writes it, so the final sync is short.</summary>
+    public bool AofRewriteIncrementalFsync { get; private set; } = true;
+    /// <summary>The append-only directory: dir joined with appenddirname.</summary>
+    public string AppendDirectory => Path.Combine(Dir, AppendDirName);
+
+    /// <summary>
+    /// Turns the AOF on or off at run time (CONFIG SET appendonly); returns null or why it failed.
+    /// Not set at startup, when the value is only recorded and the server acts on it once loaded.
+    /// </summary>
+    public Func<bool, string?>? AppendOnlyChanging { get; set; }
 
     /// <summary>Raised when hz changes at run time so the shard cron can follow.</summary>
     public event Action<int>? HzChanged;
@@ -182,6 +211,27 @@ public sealed class ServerConfig
         return null;
     }
 
+    private string? SetAppendOnly(string value)
+    {
+        bool on;
+        if (value.Equals("yes", StringComparison.OrdinalIgnoreCase)) on = true;
+        else if (value.Equals("no", StringComparison.OrdinalIgnoreCase)) on = false;
+        else return "argument must be 'yes' or 'no'";
+        if (on != AppendOnly && AppendOnlyChanging is { } change && change(on) is { } problem)
+            return problem;
+        AppendOnly = on;
+        return null;
+    }
+
+    /// <summary>File names must not lead out of their directory (Redis refuses paths in them).</summary>
+    private static string? PlainFileName(string value, Action<string> set)
+    {
+        if (value.Length == 0 || value.Contains('/') || value.Contains('\\') || value is "." or "..")
+            return "appendfilename/appenddirname can't be a path, just a filename";
+        set(value);
+        return null;
+    }
+
     private string? SetMode(string value)
         => OneOf(value, ["executor", "inline"], s => Mode = s == "executor" ? ExecutionMode.Executor : ExecutionMode.Inline);
 
@@ -206,7 +256,7 @@ public sealed class ServerConfig
         ("hll-sparse-max-bytes", "3000"), ("stream-node-max-bytes", "4096"), ("stream-node-max-entries", "100"),
         ("activerehashing", "yes"), ("lazyfree-lazy-eviction", "no"), ("lazyfree-lazy-expire", "no"),
         ("lazyfree-lazy-server-del", "no"), ("lazyfree-lazy-user-del", "no"), ("lazyfree-lazy-user-flush", "no"),
-        ("activedefrag", "no"), ("save", ""), ("appendonly", "no"), ("appendfsync", "everysec"),
+        ("activedefrag", "no"), ("save", ""), ("aof-use-rdb-preamble", "no"), ("aof-timestamp-enabled", "no"),
         ("tcp-backlog", "511"), ("supervised", "no"), ("always-show-logo", "no"), ("set-proc-title", "yes"),
         ("lua-time-limit", "5000"), ("busy-reply-threshold", "5000"), ("slowlog-log-slower-than", "10000"),
         ("slowlog-max-len", "128"), ("latency-monitor-threshold", "0"), ("latency-tracking", "yes"),

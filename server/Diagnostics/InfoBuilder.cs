@@ -24,12 +24,14 @@ public static class InfoBuilder
         new("server", "Server", true, WriteServer),
         new("clients", "Clients", true, WriteClients),
         new("memory", "Memory", true, WriteMemory),
+        new("persistence", "Persistence", true, Persistence.PersistenceInfo.Write),
         new("stats", "Stats", true, WriteStats),
         new("replication", "Replication", true, WriteReplication),
         new("cpu", "CPU", true, WriteCpu),
         new("commandstats", "Commandstats", false, WriteCommandStats),
         new("keyspace", "Keyspace", true, WriteKeyspace),
         new("threads", "Threads", false, WriteThreads),
+        new("diskio", "Diskio", false, DiskIoInfo.Write),
     ];
 
     public static IEnumerable<string> SectionNames => Sections.Select(s => s.Name);
@@ -67,8 +69,8 @@ public static class InfoBuilder
         return text.ToString();
     }
 
-    private static void Field(StringBuilder text, string name, string value) => text.Append(name).Append(':').Append(value).Append("\r\n");
-    private static void Field(StringBuilder text, string name, long value) => Field(text, name, value.ToString(CultureInfo.InvariantCulture));
+    internal static void Field(StringBuilder text, string name, string value) => text.Append(name).Append(':').Append(value).Append("\r\n");
+    internal static void Field(StringBuilder text, string name, long value) => Field(text, name, value.ToString(CultureInfo.InvariantCulture));
     private static void Field(StringBuilder text, string name, double value, string format) => Field(text, name, value.ToString(format, CultureInfo.InvariantCulture));
 
     /// <summary>
@@ -157,6 +159,7 @@ public static class InfoBuilder
         Field(text, "maxmemory", maxMemory);
         Field(text, "maxmemory_human", HumanBytes(maxMemory));
         Field(text, "maxmemory_policy", server.Config.Find("maxmemory-policy")?.Get() ?? "noeviction");
+        Field(text, "mem_aof_buffer", server.Aof.BufferMemory);
         Field(text, "mem_allocator", "libc");
         Field(text, "managed_heap_bytes", GC.GetTotalMemory(false));
         // Every managed byte allocated since start: the benchmark divides its growth by the

@@ -10,7 +10,7 @@ public sealed class Keyspace : IDisposable
 {
     private readonly Shard[] _shards;
 
-    public Keyspace(int shardCount, int databases, ExecutionMode mode, int hz)
+    public Keyspace(int shardCount, int databases, ExecutionMode mode, int hz, bool runCron = true)
     {
         DatabaseCount = databases;
         Mode = mode;
@@ -18,7 +18,7 @@ public sealed class Keyspace : IDisposable
         _shards = new Shard[shardCount];
         for (int i = 0; i < shardCount; i++)
             _shards[i] = new Shard(i, databases, mode, Cron);
-        if (mode == ExecutionMode.Inline)
+        if (mode == ExecutionMode.Inline && runCron)
         {
             // Inline shards have no thread of their own; one timer thread runs their cron.
             _inlineCron = new Thread(RunInlineCron) { IsBackground = true, Name = "shard cron" };
@@ -60,6 +60,57 @@ public sealed class Keyspace : IDisposable
     public int ShardIndexOf(uint hash) => (int)(((ulong)hash * (uint)_shards.Length) >> 32);
 
     public Shard ShardOf(uint hash) => _shards[ShardIndexOf(hash)];
+
+    /// <summary>
+    /// Runs <paramref name="action"/> on the calling thread with every shard held: their locks
+    /// taken in ascending order (inline mode), or their executors parked (executor mode). For
+    /// whole-keyspace work off the request path; the caller must not already hold a shard.
+    /// </summary>
+    public void RunExclusive(Action action)
+    {
+        if (Mode == ExecutionMode.Inline)
+        {
+            int entered = 0;
+            try
+            {
+                for (; entered < _shards.Length; entered++)
+                    _shards[entered].EnterInline();
+                action();
+            }
+            finally
+            {
+                while (entered > 0)
+                    _shards[--entered].ExitInline();
+            }
+            return;
+        }
+        var holds = new HoldWork[_shards.Length];
+        try
+        {
+            for (int i = 0; i < _shards.Length; i++)
+            {
+                holds[i] = new HoldWork();
+                _shards[i].Post(holds[i]);
+                holds[i].WaitUntilHeld();
+            }
+            action();
+        }
+        finally
+        {
+            foreach (var hold in holds)
+            {
+                hold?.Release();
+            }
+        }
+    }
+
+    /// <summary>Empties every database of every shard (DEBUG RELOAD, before loading back). Caller holds all shards.</summary>
+    public void ClearAll()
+    {
+        foreach (var shard in _shards)
+            foreach (var db in shard.Databases)
+                db.Clear();
+    }
 
     public long KeyCount(int db)
     {

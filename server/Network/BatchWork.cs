@@ -38,6 +38,8 @@ internal sealed class BatchWork(ClientConnection client) : ShardWork, IValueTask
         }
         finally
         {
+            // Still holding the shard: the AOF gets these writes in the order they ran.
+            client.CommitLoggedWrites();
             if (shard.Mode == ExecutionMode.Executor)
                 _completion.SetResult(true);
         }

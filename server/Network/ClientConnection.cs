@@ -37,6 +37,10 @@ public sealed class ClientConnection : IDisposable
     private readonly bool[] _involvedShards;
     private CommandSpec?[] _specs = new CommandSpec?[64];
     private volatile bool _closing;
+    // This connection's writes of the current batch, encoded for the AOF, and the AOF offset the
+    // replies must wait for under appendfsync always.
+    private Persistence.AofRecordBuffer? _loggedWrites;
+    private long _durableWaitOffset;
 
     public ClientConnection(DataServer server, ClientTransport transport, ILogger log)
     {
@@ -193,6 +197,20 @@ public sealed class ClientConnection : IDisposable
 
     private async ValueTask FlushAsync(PipeWriter output)
     {
+        var aof = _server.Aof;
+        if (aof.Enabled && aof.Policy == Persistence.FsyncPolicy.Always)
+        {
+            // Nothing this client is told may depend on bytes a crash could still lose: its own
+            // writes, or others' writes its reads saw. One fdatasync covers everyone waiting.
+            long target = Math.Max(_durableWaitOffset, aof.AppendedOffsetRelaxed);
+            while (aof.Enabled)
+            {
+                var advanced = aof.DurabilityAdvanced;
+                if (aof.DurableOffset >= target)
+                    break;
+                await advanced;
+            }
+        }
         Reply.Commit();
         long written = Reply.TakeWrittenCount();
         if (written > 0)
@@ -258,6 +276,7 @@ public sealed class ClientConnection : IDisposable
             if (route == Route.Immediate)
             {
                 ExecuteCommand(i);
+                CommitLoggedWrites();
                 i++;
                 continue;
             }
@@ -350,6 +369,7 @@ public sealed class ClientConnection : IDisposable
             try
             {
                 ExecuteCommand(index);
+                CommitLoggedWrites();
             }
             finally
             {
@@ -366,6 +386,7 @@ public sealed class ClientConnection : IDisposable
         try
         {
             ExecuteCommand(index);
+            CommitLoggedWrites();
         }
         finally
         {
@@ -414,9 +435,25 @@ public sealed class ClientConnection : IDisposable
             return;
         }
 
+        Persistence.AofRecordBuffer? logged = null;
+        if (spec.IsWrite)
+        {
+            var aof = _server.Aof;
+            if (aof.WriteError is { } diskError)
+            {
+                // Redis's MISCONF: the disk cannot take writes, so none is accepted; reads go on.
+                counters.Rejected[spec.Id]++;
+                Reply.Error("MISCONF Errors writing to the AOF file: " + diskError);
+                return;
+            }
+            if (aof.Enabled)
+                logged = _loggedWrites ??= new Persistence.AofRecordBuffer();
+        }
+
         LastCommand = spec;
         long started = Stopwatch.GetTimestamp();
-        var context = new CommandContext(_server, this, args, spec, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds());
+        int database = DatabaseIndex;
+        var context = new CommandContext(_server, this, _server.Keyspace, args, spec, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(), records: logged);
         try
         {
             spec.Handler(ref context);
@@ -432,11 +469,31 @@ public sealed class ClientConnection : IDisposable
             counters.InternalErrors++;
             context.Error($"ERR internal error while executing '{spec.FullName}': {ex.Message}");
         }
+        if (logged is not null && !context.Failed && context.Logging == AofLogging.Verbatim)
+        {
+            logged.BeginCommand(database, args.Count);
+            for (int i = 0; i < args.Count; i++)
+                logged.Argument(args[i]);
+            logged.EndCommand();
+        }
         counters.Calls[spec.Id]++;
         counters.Ticks[spec.Id] += Stopwatch.GetTimestamp() - started;
         if (context.Failed)
             counters.Failed[spec.Id]++;
         CommandsProcessed++;
+    }
+
+    /// <summary>
+    /// Hands the writes logged since the last call to the AOF. Called while the shards they touched
+    /// are still held, so two clients' writes to one key reach the file in the order they ran.
+    /// </summary>
+    internal void CommitLoggedWrites()
+    {
+        if (_loggedWrites is { IsEmpty: false } logged)
+        {
+            _durableWaitOffset = _server.Aof.Append(logged);
+            logged.Clear();
+        }
     }
 
     private static string UnknownCommandMessage(ArgList args)
@@ -467,5 +524,6 @@ public sealed class ClientConnection : IDisposable
     {
         _closing = true;
         _batch.Dispose();
+        _loggedWrites?.Dispose();
     }
 }

@@ -135,6 +135,15 @@ public sealed unsafe class RequestBatch : IDisposable
             _commands = new CommandSlot[32];
     }
 
+    /// <summary>Forgets everything, an open command included (a replay that reached a truncated tail).</summary>
+    public void Discard()
+    {
+        OpenArgsRemaining = 0;
+        _arenaUsed = 0;
+        _argCount = 0;
+        _commandCount = 0;
+    }
+
     private void KeepOpenCommandOnly()
     {
         int firstArg = _commands[_commandCount].FirstArg;

@@ -128,6 +128,56 @@ public sealed class ServerProcess : IDisposable
         return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 
+    /// <summary>SIGKILL: the process dies at once, with no chance to flush anything (a crash).</summary>
+    public void KillHard()
+    {
+        if (!_process.HasExited)
+            _process.Kill();
+        _process.WaitForExit(10_000);
+    }
+
+    /// <summary>SIGTERM, as a service manager stops the server; waits for the exit.</summary>
+    public bool Terminate(TimeSpan timeout)
+    {
+        if (OperatingSystem.IsWindows())
+            throw new PlatformNotSupportedException("SIGTERM is a Unix signal");
+        if (!_process.HasExited && SendSignal(_process.Id, 15) != 0)
+            throw new InvalidOperationException($"kill(SIGTERM) failed for pid {_process.Id}");
+        return _process.WaitForExit(timeout);
+    }
+
+    [System.Runtime.InteropServices.DllImport("libc", EntryPoint = "kill", SetLastError = true)]
+    private static extern int SendSignal(int pid, int signal);
+
+    /// <summary>
+    /// Starts a server that is expected to refuse to start (a corrupt AOF, say): waits for it to
+    /// exit and returns its exit code and everything it printed.
+    /// </summary>
+    public static (int ExitCode, string Output) RunUntilExit(params string[] arguments)
+    {
+        string dll = Path.Combine(AppContext.BaseDirectory, "Diagnostics.Server.dll");
+        var info = new ProcessStartInfo("dotnet")
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+        };
+        info.ArgumentList.Add(dll);
+        info.ArgumentList.Add("--port");
+        info.ArgumentList.Add(FreePort().ToString());
+        foreach (var a in arguments)
+            info.ArgumentList.Add(a);
+        using var process = Process.Start(info)!;
+        var stdout = process.StandardOutput.ReadToEndAsync();
+        var stderr = process.StandardError.ReadToEndAsync();
+        if (!process.WaitForExit(30_000))
+        {
+            process.Kill(entireProcessTree: true);
+            throw new TimeoutException("the server kept running; it was expected to refuse to start");
+        }
+        return (process.ExitCode, stdout.Result + stderr.Result);
+    }
+
     public void Dispose()
     {
         if (!_process.HasExited)

@@ -1,0 +1,361 @@
+using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Engine;
+using Microsoft.Extensions.Logging;
+
+namespace Diagnostics.Server.Persistence;
+
+// BGREWRITEAOF and automatic rewrites.
+//
+// Redis compacts by forking: the child sees a frozen copy of memory. A .NET process cannot fork,
+// and freezing the live keyspace would stall every client for the length of the copy. Instead the
+// rewrite compacts the files: at the cut, under the append lock, new writes start going to a new
+// incremental file; everything before the cut is exactly the old base plus the old incremental
+// files, so replaying those into a private keyspace on a background thread and writing that out
+// gives a base consistent with the cut while the server goes on. The price is reading the old
+// files back and holding a second copy of the data during the rewrite (charged, like all native
+// memory, to the "aof rewrite" thread, so it shows in INFO threads); the fork's copy-on-write has
+// the same worst case. Every step that changes which files count is one atomic manifest switch.
+public sealed partial class AppendOnlyFile
+{
+    private enum RewriteStep { None, Cut, Finish, Failed }
+
+    private RewriteStep _rewriteStep;
+    private volatile bool _rewriteRunning;
+    private volatile bool _rewriteCancel;
+    private Thread? _rewriteThread;
+    private string? _rewriteOutput;
+    private List<AofFileInfo>? _rewriteFolded;
+    private DateTime _rewriteStarted;
+    private long _rewriteBaseSize;
+    private long _baseSize;
+    private long _closedIncrSize;
+
+    private volatile bool _lastRewriteOk = true;
+    private long _rewrites;
+    private long _rewriteFailuresInARow;
+    private long _lastRewriteSeconds = -1;
+
+    public bool RewriteInProgress => _rewriteRunning;
+    public bool LastRewriteOk => _lastRewriteOk;
+    public long Rewrites => Interlocked.Read(ref _rewrites);
+    public long RewriteFailuresInARow => Interlocked.Read(ref _rewriteFailuresInARow);
+    public long LastRewriteSeconds => Interlocked.Read(ref _lastRewriteSeconds);
+    public long CurrentRewriteSeconds => _rewriteRunning ? (long)(DateTime.UtcNow - _rewriteStarted).TotalSeconds : -1;
+
+    /// <summary>aof_current_size: the base plus every incremental file.</summary>
+    public long CurrentSize => Volatile.Read(ref _baseSize) + Volatile.Read(ref _closedIncrSize) + Volatile.Read(ref _incrLength);
+    public long BaseSize => Volatile.Read(ref _baseSize);
+
+    /// <summary>BGREWRITEAOF: returns null when started, or Redis's error text.</summary>
+    public string? StartRewrite()
+    {
+        if (!_enabled)
+            return "ERR Background append only file rewriting needs appendonly yes: turn it on with CONFIG SET appendonly yes, which writes a full base file";
+        lock (_gate)
+        {
+            if (_rewriteRunning || _rewriteStep != RewriteStep.None)
+                return "ERR Background append only file rewriting already in progress";
+            BeginRewriteLocked();
+        }
+        return null;
+    }
+
+    /// <summary>Runs a rewrite and waits for it (SHUTDOWN SAVE). Returns false if it failed or did not finish in time.</summary>
+    public bool RewriteNow(TimeSpan timeout)
+    {
+        var deadline = DateTime.UtcNow + timeout;
+        while (StartRewrite() is not null)
+        {
+            if (!_enabled || DateTime.UtcNow > deadline)
+                return false;
+            Thread.Sleep(50); // one already running: wait for it, then start ours
+        }
+        while (_rewriteRunning || _rewriteStep != RewriteStep.None)
+        {
+            if (DateTime.UtcNow > deadline)
+                return false;
+            Thread.Sleep(50);
+        }
+        return _lastRewriteOk;
+    }
+
+    private void BeginRewriteLocked()
+    {
+        _rewriteRunning = true;
+        _rewriteCancel = false;
+        _rewriteStarted = DateTime.UtcNow;
+        _rewriteStep = RewriteStep.Cut;
+        Monitor.PulseAll(_gate);
+    }
+
+    private RewriteStep TakeRewriteStepLocked()
+    {
+        var step = _rewriteStep;
+        _rewriteStep = RewriteStep.None;
+        if (step == RewriteStep.Cut)
+            _fileDatabase = -1; // the next append opens the new file: it must SELECT first
+        return step;
+    }
+
+    private void RunRewriteStep(RewriteStep step)
+    {
+        switch (step)
+        {
+            case RewriteStep.Cut:
+                Cut();
+                break;
+            case RewriteStep.Finish:
+                Finish();
+                break;
+            case RewriteStep.Failed:
+                FinishRewriteStats(ok: false);
+                break;
+        }
+    }
+
+    /// <summary>
+    /// Writer thread, right after writing and syncing everything before the cut: opens the next
+    /// incremental file and persists a manifest that lists it, then starts the compaction of
+    /// every file before it.
+    /// </summary>
+    private void Cut()
+    {
+        if (_writeError is not null || _incr is null)
+        {
+            Log.LogWarning("Background AOF rewrite not started: {Error}", _writeError ?? "the AOF is not open");
+            FinishRewriteStats(ok: false);
+            return;
+        }
+        var folded = new List<AofFileInfo>(_manifest.LoadOrder());
+        var next = _manifest.Clone();
+        long sequence = next.CurrentIncrSequence + 1;
+        string name = AofManifest.IncrFileName(BaseName, sequence);
+        DiskFile? created = null;
+        try
+        {
+            created = DiskFile.Create(Path.Combine(Directory, name));
+            next.Incrementals.Add(new AofFileInfo(name, sequence, AofFileType.Incremental));
+            next.CurrentIncrSequence = sequence;
+            next.Persist(Directory, BaseName);
+        }
+        catch (DiskFileException ex)
+        {
+            created?.Dispose();
+            TryDelete(Path.Combine(Directory, name));
+            Log.LogWarning("Background AOF rewrite not started: can't open a new incremental file: {Error}", ex.Message);
+            FinishRewriteStats(ok: false);
+            return;
+        }
+        CloseIncr();
+        _incr = created;
+        _incrLength = _syncedLength = _fsyncedLength = 0;
+        _manifest = next;
+        RefreshSizes();
+
+        _rewriteFolded = folded;
+        _rewriteThread = new Thread(() => Compact(folded)) { IsBackground = true, Name = "aof rewrite" };
+        _rewriteThread.Start();
+        Log.LogInformation("Background append only file rewriting started: compacting {Files} file(s); new writes go to {Incr}", folded.Count, name);
+    }
+
+    /// <summary>The rewrite thread: replays the folded files into a private keyspace and writes it out as a base file.</summary>
+    private void Compact(List<AofFileInfo> folded)
+    {
+        Memory.TrackedAllocator.NameCurrentThread("aof rewrite");
+        string temp = TempRewriteFile();
+        var config = _server.Config;
+        bool ok = false;
+        try
+        {
+            using (var keyspace = new Keyspace(1, config.Databases, ExecutionMode.Inline, config.Hz, runCron: false))
+            {
+                var source = new AofManifest();
+                foreach (var file in folded)
+                {
+                    if (file.Type == AofFileType.Base)
+                        source.Base = file;
+                    else
+                        source.Incrementals.Add(file);
+                }
+                AofLoader.Load(_server, keyspace, Directory, source, DiskIoPurpose.RewriteRead, Log, allowTruncatedTail: false, () => _rewriteCancel);
+                WriteBase(keyspace, temp);
+            }
+            ok = !_rewriteCancel;
+        }
+        catch (OperationCanceledException)
+        {
+        }
+        catch (Exception ex) when (ex is DiskFileException or AofFormatException or IOException)
+        {
+            Log.LogWarning("Background AOF rewrite failed: {Error}", ex.Message);
+        }
+        if (!ok)
+            TryDelete(temp);
+        lock (_gate)
+        {
+            if (_rewriteCancel)
+            {
+                _rewriteRunning = false;
+                return;
+            }
+            _rewriteOutput = ok ? temp : null;
+            _rewriteStep = ok ? RewriteStep.Finish : RewriteStep.Failed;
+            Monitor.PulseAll(_gate);
+        }
+    }
+
+    private void WriteBase(Keyspace keyspace, string path)
+    {
+        using var file = DiskFile.Create(path);
+        using var buffer = new AofRecordBuffer();
+        long offset = 0, syncedAt = 0;
+        bool incrementalSync = _server.Config.AofRewriteIncrementalFsync;
+        void Drain(AofRecordBuffer drained)
+        {
+            if (_rewriteCancel)
+                throw new OperationCanceledException();
+            file.Write(drained.Span, offset, DiskIoPurpose.RewriteWrite);
+            offset += drained.Length;
+            drained.Clear();
+            // Syncing as it goes keeps the final fsync short and the page cache from filling with one file.
+            if (incrementalSync && offset - syncedAt >= 4 * 1024 * 1024)
+            {
+                file.Sync(DiskIoPurpose.RewriteWrite);
+                syncedAt = offset;
+            }
+        }
+        KeyspaceDumper.Dump(keyspace, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(), buffer, Drain);
+        Drain(buffer);
+        file.Sync(DiskIoPurpose.RewriteWrite);
+    }
+
+    /// <summary>Writer thread: installs the compacted base in place of the files it folded.</summary>
+    private void Finish()
+    {
+        string temp = _rewriteOutput!;
+        var folded = _rewriteFolded!;
+        try
+        {
+            var remaining = new List<AofFileInfo>();
+            foreach (var incr in _manifest.Incrementals)
+                if (!folded.Contains(incr))
+                    remaining.Add(incr);
+            _manifest = InstallBase(_manifest, temp, remaining);
+            RefreshSizes();
+            _rewriteBaseSize = CurrentSize;
+            FinishRewriteStats(ok: true);
+            Log.LogInformation("Background AOF rewrite finished successfully: base {Base} ({Size})", _manifest.Base!.Name, AofLoader.FormatBytes(_baseSize));
+        }
+        catch (DiskFileException ex)
+        {
+            TryDelete(temp);
+            Log.LogWarning("Background AOF rewrite failed while switching files: {Error}", ex.Message);
+            FinishRewriteStats(ok: false);
+        }
+    }
+
+    /// <summary>
+    /// Renames <paramref name="temp"/> to the next base name and persists a manifest of that base
+    /// plus <paramref name="incrementals"/>; the replaced files are listed as history in the
+    /// switch, then deleted, then dropped from the manifest. A crash anywhere leaves a manifest
+    /// whose files all exist.
+    /// </summary>
+    private AofManifest InstallBase(AofManifest current, string temp, List<AofFileInfo> incrementals)
+    {
+        long baseSequence = current.CurrentBaseSequence + 1;
+        string baseName = AofManifest.BaseFileName(BaseName, baseSequence);
+        File.Move(temp, Path.Combine(Directory, baseName), overwrite: true);
+        var next = new AofManifest
+        {
+            Base = new AofFileInfo(baseName, baseSequence, AofFileType.Base),
+            CurrentBaseSequence = baseSequence,
+            CurrentIncrSequence = Math.Max(current.CurrentIncrSequence, incrementals.Count > 0 ? incrementals[^1].Sequence : 0),
+        };
+        next.Incrementals.AddRange(incrementals);
+        foreach (var old in current.LoadOrder())
+            if (!incrementals.Contains(old))
+                next.History.Add(old with { Type = AofFileType.History });
+        next.History.AddRange(current.History);
+        next.Persist(Directory, BaseName);
+        foreach (var old in next.History)
+            TryDelete(Path.Combine(Directory, old.Name));
+        next.History.Clear();
+        next.Persist(Directory, BaseName);
+        return next;
+    }
+
+    private void FinishRewriteStats(bool ok)
+    {
+        _lastRewriteOk = ok;
+        if (ok)
+        {
+            Interlocked.Increment(ref _rewrites);
+            Interlocked.Exchange(ref _rewriteFailuresInARow, 0);
+        }
+        else
+        {
+            Interlocked.Increment(ref _rewriteFailuresInARow);
+        }
+        Interlocked.Exchange(ref _lastRewriteSeconds, (long)(DateTime.UtcNow - _rewriteStarted).TotalSeconds);
+        _rewriteThread = null;
+        _rewriteOutput = null;
+        _rewriteFolded = null;
+        _rewriteRunning = false;
+    }
+
+    private void CancelRewrite()
+    {
+        _rewriteCancel = true;
+        _rewriteThread?.Join();
+        lock (_gate)
+        {
+            if (_rewriteStep is RewriteStep.Finish or RewriteStep.Failed)
+            {
+                if (_rewriteOutput is not null)
+                    TryDelete(_rewriteOutput);
+                _rewriteStep = RewriteStep.None;
+            }
+            _rewriteRunning = false;
+        }
+    }
+
+    /// <summary>Redis's rule: rewrite once the files grew auto-aof-rewrite-percentage past their size after the last rewrite.</summary>
+    private void MaybeStartAutoRewrite()
+    {
+        var config = _server.Config;
+        int percentage = config.AutoAofRewritePercentage;
+        if (percentage == 0 || _rewriteRunning || _writeError is not null || _incr is null)
+            return;
+        long current = CurrentSize;
+        if (current < config.AutoAofRewriteMinSize)
+            return;
+        long baseline = Math.Max(1, _rewriteBaseSize);
+        long growth = current * 100 / baseline - 100;
+        if (growth < percentage)
+            return;
+        Log.LogInformation("Starting automatic rewriting of AOF on {Growth}% growth", growth);
+        lock (_gate)
+        {
+            if (_rewriteStep == RewriteStep.None)
+                BeginRewriteLocked();
+        }
+    }
+
+    /// <summary>Re-reads the sizes of the base and the closed incremental files (after a file switch).</summary>
+    private void RefreshSizes()
+    {
+        long closed = 0;
+        long baseSize = 0;
+        foreach (var file in _manifest.LoadOrder())
+        {
+            var info = new FileInfo(Path.Combine(Directory, file.Name));
+            long length = info.Exists ? info.Length : 0;
+            if (file.Type == AofFileType.Base)
+                baseSize = length;
+            else if (file != _manifest.Incrementals[^1])
+                closed += length;
+        }
+        Volatile.Write(ref _baseSize, baseSize);
+        Volatile.Write(ref _closedIncrSize, closed);
+    }
+}

@@ -1,0 +1,456 @@
+using System.Diagnostics;
+using Diagnostics.Server.Diagnostics;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace Diagnostics.Server.Persistence;
+
+/// <summary>
+/// The append-only file, in Redis 7's multi-part layout: a manifest naming one base file and the
+/// incremental files that follow it, all in the append directory.
+///
+/// Appending: a connection encodes its batch's writes while it still holds the shard, then copies
+/// them here under one short lock (<see cref="Append"/>), so the file's order of two writes to one
+/// key is the order they ran in. A dedicated writer thread takes the whole buffer at once, writes
+/// it, and makes it durable as appendfsync says. With "always" a connection holds its replies
+/// until <see cref="DurableOffset"/> passes its writes; every connection whose writes arrived while
+/// the previous fdatasync ran is covered by the next one (group commit), so throughput grows with
+/// the number of clients instead of being one fsync per write.
+///
+/// Failures: bytes not yet durable are kept in memory; a failed write or sync cuts the file back
+/// to its last durable length and the writer retries every second. Meanwhile write commands are
+/// refused with MISCONF (<see cref="WriteError"/>), reads go on, and nothing acknowledged is lost.
+/// </summary>
+public sealed partial class AppendOnlyFile : IDisposable
+{
+    private const int RetryIntervalMs = 1000;
+    private const int EverySecIntervalMs = 1000;
+    // Under everysec, also sync once this much is unsynced, which bounds the memory kept for retries.
+    private const long MaxUnsyncedBytes = 64L * 1024 * 1024;
+    // A connection appending past this waits for the writer: the disk is slower than the writes.
+    private const long MaxBufferedBytes = 256L * 1024 * 1024;
+
+    private readonly DataServer _server;
+    // Guards the append buffer and the writer's hand-offs; the writer sleeps on it (Monitor).
+    private readonly object _gate = new();
+    private AofRecordBuffer _active = new();
+    private readonly Stack<AofRecordBuffer> _pool = new();
+    private int _fileDatabase = -1;
+    private long _appendedOffset;
+    private bool _writerWaiting;
+    private long _appendStalls;
+
+    private volatile bool _enabled;
+    private volatile string? _writeError;
+    private long _durableOffset;
+    private TaskCompletionSource _durabilityAdvanced = NewSignal();
+
+    // Owned by the writer thread.
+    private Thread? _writer;
+    private bool _stopRequested;
+    private readonly List<PendingBuffer> _pending = [];
+    private readonly List<PendingBuffer> _unsynced = [];
+    private DiskFile? _incr;
+    private long _incrLength;
+    private long _syncedLength;   // the file's length as of the last point the policy counts as durable
+    private long _fsyncedLength;  // the file's length at its last actual fdatasync
+    private long _lastSyncTicks;
+    private long _nextRetryTicks;
+    private AofManifest _manifest = new();
+    private AofRecordBuffer? _initialBase; // the snapshot taken when the AOF was turned on at run time
+
+    public AppendOnlyFile(DataServer server)
+    {
+        _server = server;
+    }
+
+    public ILogger Log { get; set; } = NullLogger.Instance;
+
+    /// <summary>True while writes are logged (appendonly yes and started).</summary>
+    public bool Enabled => _enabled;
+
+    /// <summary>Why writes are refused, or null while the disk works (MISCONF replies, INFO).</summary>
+    public string? WriteError => _writeError;
+
+    /// <summary>Logical offset (bytes ever appended) that is durable as the fsync policy defines it.</summary>
+    public long DurableOffset => Volatile.Read(ref _durableOffset);
+
+    public long AppendedOffset
+    {
+        get { lock (_gate) return _appendedOffset; }
+    }
+
+    /// <summary>The appended offset read without the lock: possibly a moment stale, never torn (64-bit).</summary>
+    public long AppendedOffsetRelaxed => Volatile.Read(ref _appendedOffset);
+
+    /// <summary>Completes the next time <see cref="DurableOffset"/> moves; read it before checking the offset.</summary>
+    public Task DurabilityAdvanced => Volatile.Read(ref _durabilityAdvanced).Task;
+
+    public FsyncPolicy Policy => _server.Config.AppendFsync;
+
+    private string Directory => _server.Config.AppendDirectory;
+    private string BaseName => _server.Config.AppendFileName;
+
+    /// <summary>
+    /// Copies a connection's encoded writes into the shared buffer, with a SELECT in front of any
+    /// run whose database differs from the file's. Called while the caller still holds the shards
+    /// its writes touched. Returns the logical offset just past them.
+    /// </summary>
+    public long Append(AofRecordBuffer records)
+    {
+        lock (_gate)
+        {
+            while (_active.Length > MaxBufferedBytes && _writer is not null && !_stopRequested)
+            {
+                _appendStalls++;
+                Monitor.Wait(_gate, 100);
+            }
+            long before = _active.Length;
+            for (int i = 0; i < records.RunCount; i++)
+            {
+                var (database, start, end) = records.Run(i);
+                if (database != _fileDatabase)
+                {
+                    _active.AppendRaw(SelectCommand(database));
+                    _fileDatabase = database;
+                }
+                _active.AppendRaw(records.Span[start..end]);
+            }
+            Volatile.Write(ref _appendedOffset, _appendedOffset + _active.Length - before);
+            if (_writerWaiting)
+                Monitor.Pulse(_gate);
+            return _appendedOffset;
+        }
+    }
+
+    private static readonly byte[][] s_selects = new byte[16][];
+
+    private static byte[] SelectCommand(int database)
+    {
+        if (database < s_selects.Length && s_selects[database] is { } cached)
+            return cached;
+        string digits = database.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        byte[] bytes = System.Text.Encoding.ASCII.GetBytes($"*2\r\n$6\r\nSELECT\r\n${digits.Length}\r\n{digits}\r\n");
+        if (database < s_selects.Length)
+            s_selects[database] = bytes;
+        return bytes;
+    }
+
+    private void Wake()
+    {
+        lock (_gate)
+            Monitor.Pulse(_gate);
+    }
+
+    private static TaskCompletionSource NewSignal() => new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>Publishes a new durable offset and wakes every connection waiting on it.</summary>
+    private void PublishDurable(long offset)
+    {
+        if (offset <= Volatile.Read(ref _durableOffset))
+            return;
+        Volatile.Write(ref _durableOffset, offset);
+        var previous = Interlocked.Exchange(ref _durabilityAdvanced, NewSignal());
+        previous.TrySetResult();
+    }
+
+    // ---- the writer thread -----------------------------------------------------------------
+
+    private readonly record struct PendingBuffer(AofRecordBuffer Buffer, long EndOffset);
+
+    private void StartWriter()
+    {
+        _stopRequested = false;
+        _writer = new Thread(WriterLoop) { IsBackground = true, Name = "aof writer" };
+        _writer.Start();
+    }
+
+    private void WriterLoop()
+    {
+        Memory.TrackedAllocator.NameCurrentThread("aof writer");
+        _lastSyncTicks = Environment.TickCount64;
+        while (true)
+        {
+            bool stop;
+            RewriteStep step;
+            lock (_gate)
+            {
+                while (!HasWorkLocked())
+                {
+                    _writerWaiting = true;
+                    bool signalled = Monitor.Wait(_gate, WaitTimeoutMs());
+                    _writerWaiting = false;
+                    if (!signalled)
+                        break; // time-driven work: the everysec sync, a retry, the auto-rewrite check
+                }
+                if (Policy == FsyncPolicy.Always && !_stopRequested && !_active.IsEmpty)
+                    GatherGroupLocked();
+                TakeActiveLocked();
+                stop = _stopRequested;
+                step = TakeRewriteStepLocked();
+                Monitor.PulseAll(_gate); // appenders waiting for room
+            }
+
+            if (_initialBase is not null && !WriteInitialBase())
+                continue;
+            bool retryDue = _writeError is null || Environment.TickCount64 >= _nextRetryTicks;
+            bool syncRequested = Interlocked.Exchange(ref _syncRequested, 0) != 0;
+            if (retryDue)
+                FlushPending(forceSync: stop || syncRequested || step == RewriteStep.Cut || Policy == FsyncPolicy.Always);
+            if (step != RewriteStep.None)
+                RunRewriteStep(step);
+            if (stop)
+            {
+                if (_writeError is null && SyncBeforeExit())
+                    break;
+                // Stopping with the disk failing: keep trying a little, then give up loudly.
+                if (Environment.TickCount64 > _stopDeadline)
+                {
+                    Log.LogError("Exiting with {Bytes} bytes of the AOF not written: {Error}", PendingBytes(), _writeError);
+                    break;
+                }
+                Thread.Sleep(100);
+            }
+            MaybeStartAutoRewrite();
+        }
+        CloseIncr();
+    }
+
+    private long _stopDeadline;
+    private long _lastSyncMicros;
+
+    /// <summary>
+    /// Group commit's gathering pause: the clients released by the last fdatasync are sending their
+    /// next writes right now; syncing at the first byte would cover only the fastest of them and
+    /// leave the rest for another full sync. Waiting up to a quarter of the last sync's duration,
+    /// and only while writes keep arriving, lets one sync cover them all (PostgreSQL's commit_delay,
+    /// made adaptive). With a single client nothing arrives during the pause, so it ends at once.
+    /// </summary>
+    private void GatherGroupLocked()
+    {
+        long budgetMicros = Math.Min(_lastSyncMicros, 2000);
+        long deadline = Stopwatch.GetTimestamp() + budgetMicros * Stopwatch.Frequency / 1_000_000;
+        int length = _active.Length;
+        while (budgetMicros > 0)
+        {
+            long left = deadline - Stopwatch.GetTimestamp();
+            if (left <= 0)
+                break;
+            _writerWaiting = true;
+            Monitor.Wait(_gate, TimeSpan.FromTicks(Math.Max(1, left * TimeSpan.TicksPerSecond / Stopwatch.Frequency)));
+            _writerWaiting = false;
+            if (_active.Length == length || _stopRequested)
+                break; // quiet: nobody else is about to write
+            length = _active.Length;
+        }
+    }
+
+    /// <summary>Whatever the policy, nothing written is left unsynced when the writer stops.</summary>
+    private bool SyncBeforeExit()
+    {
+        if (_incr is null || _incrLength == _fsyncedLength)
+            return true;
+        try
+        {
+            _incr.Sync(DiskIoPurpose.AofFsync);
+            _fsyncedLength = _incrLength;
+            return true;
+        }
+        catch (DiskFileException ex)
+        {
+            OnDiskError(ex);
+            return false;
+        }
+    }
+
+    private bool HasWorkLocked()
+        => !_active.IsEmpty || _stopRequested || _rewriteStep != RewriteStep.None || _initialBase is not null
+           || Volatile.Read(ref _syncRequested) != 0
+           || (_unsynced.Count > 0 && Environment.TickCount64 - _lastSyncTicks >= EverySecIntervalMs)
+           || (_writeError is not null && Environment.TickCount64 >= _nextRetryTicks);
+
+    private int WaitTimeoutMs()
+    {
+        long now = Environment.TickCount64;
+        long until = long.MaxValue;
+        if (_unsynced.Count > 0)
+            until = Math.Min(until, _lastSyncTicks + EverySecIntervalMs);
+        if (_writeError is not null)
+            until = Math.Min(until, _nextRetryTicks);
+        if (until == long.MaxValue)
+            return 1000; // also the auto-rewrite check's pace when idle
+        return (int)Math.Clamp(until - now, 0, 1000);
+    }
+
+    private void TakeActiveLocked()
+    {
+        if (_active.IsEmpty)
+            return;
+        _pending.Add(new PendingBuffer(_active, _appendedOffset));
+        _active = _pool.Count > 0 ? _pool.Pop() : new AofRecordBuffer();
+    }
+
+    private void Recycle(AofRecordBuffer buffer)
+    {
+        buffer.Clear();
+        lock (_gate)
+        {
+            if (_pool.Count < 4)
+            {
+                _pool.Push(buffer);
+                return;
+            }
+        }
+        buffer.Dispose();
+    }
+
+    private long PendingBytes()
+    {
+        long total = 0;
+        foreach (var p in _pending)
+            total += p.Buffer.Length;
+        foreach (var p in _unsynced)
+            total += p.Buffer.Length;
+        return total;
+    }
+
+    /// <summary>
+    /// Writes every pending buffer and syncs as the policy (or <paramref name="forceSync"/>) asks.
+    /// On failure: cut the file back to its last durable length, keep everything not durable, refuse
+    /// writes, retry in a second.
+    /// </summary>
+    private void FlushPending(bool forceSync)
+    {
+        if (_incr is null)
+            return;
+        try
+        {
+            long writtenEnd = -1;
+            int written = 0;
+            foreach (var pending in _pending)
+            {
+                _incr.Write(pending.Buffer.Span, _incrLength, DiskIoPurpose.AofWrite);
+                _incrLength += pending.Buffer.Length;
+                _writeBytes += pending.Buffer.Length;
+                writtenEnd = pending.EndOffset;
+                written++;
+                _unsynced.Add(pending);
+            }
+            _pending.Clear();
+
+            var policy = Policy;
+            long unsyncedBytes = _incrLength - _syncedLength;
+            bool sync = _unsynced.Count > 0 && (forceSync || policy == FsyncPolicy.Always
+                || (policy == FsyncPolicy.EverySec && (Environment.TickCount64 - _lastSyncTicks >= EverySecIntervalMs || unsyncedBytes > MaxUnsyncedBytes)));
+            if (sync)
+            {
+                long started = Stopwatch.GetTimestamp();
+                _incr.Sync(DiskIoPurpose.AofFsync);
+                _lastSyncMicros = (long)Stopwatch.GetElapsedTime(started).TotalMicroseconds;
+                if (_lastSyncMicros > 2_000_000)
+                    _delayedFsyncs++; // Redis's aof_delayed_fsync: an fsync slow enough to hold writes back
+                _lastSyncTicks = Environment.TickCount64;
+                _syncedLength = _fsyncedLength = _incrLength;
+                ReleaseUnsynced();
+            }
+            else if (policy == FsyncPolicy.No && _unsynced.Count > 0)
+            {
+                // "no" promises nothing past the write: what the kernel took is as durable as it gets.
+                _syncedLength = _incrLength;
+                ReleaseUnsynced();
+            }
+            if (_writeError is not null)
+            {
+                Log.LogWarning("AOF write error looks solved. The server can write again.");
+                _writeError = null;
+                _lastWriteStatusOk = true;
+            }
+        }
+        catch (DiskFileException ex)
+        {
+            OnDiskError(ex);
+        }
+    }
+
+    private void ReleaseUnsynced()
+    {
+        long end = _unsynced[^1].EndOffset;
+        foreach (var done in _unsynced)
+            Recycle(done.Buffer);
+        _unsynced.Clear();
+        PublishDurable(end);
+    }
+
+    private void OnDiskError(DiskFileException ex)
+    {
+        _lastWriteStatusOk = false;
+        if (_writeError != ex.Message)
+            Log.LogWarning("Error writing to the AOF file {File}: {Error}. Write commands are refused until it works again.", _incr?.Name, ex.Message);
+        _writeError = ex.Message;
+        _nextRetryTicks = Environment.TickCount64 + RetryIntervalMs;
+        // What was written since the last sync may be partly on disk, partly not: cut it away and
+        // write it again from memory once the disk works.
+        _pending.InsertRange(0, _unsynced);
+        _unsynced.Clear();
+        _incrLength = _syncedLength;
+        try
+        {
+            _incr?.Truncate(_syncedLength);
+        }
+        catch (DiskFileException truncateError)
+        {
+            Log.LogWarning("Could not cut the AOF file back to {Length} bytes: {Error}", _syncedLength, truncateError.Message);
+        }
+    }
+
+    private void CloseIncr()
+    {
+        _incr?.Dispose();
+        _incr = null;
+    }
+
+    // ---- statistics for INFO ----------------------------------------------------------------
+
+    private long _writeBytes;
+    private long _delayedFsyncs;
+    private volatile bool _lastWriteStatusOk = true;
+
+    public bool LastWriteStatusOk => _lastWriteStatusOk;
+    public long DelayedFsyncs => Interlocked.Read(ref _delayedFsyncs);
+    public long AppendStalls
+    {
+        get { lock (_gate) return _appendStalls; }
+    }
+
+    /// <summary>Bytes appended but not yet written to the file (aof_buffer_length).</summary>
+    public long BufferedBytes
+    {
+        get { lock (_gate) return _active.Length; }
+    }
+
+    /// <summary>Tracked memory the append buffers hold (mem_aof_buffer).</summary>
+    public long BufferMemory
+    {
+        get
+        {
+            lock (_gate)
+            {
+                long total = _active.CapacityBytes;
+                foreach (var pooled in _pool)
+                    total += pooled.CapacityBytes;
+                return total;
+            }
+        }
+    }
+
+    public void Dispose()
+    {
+        Stop(TimeSpan.FromSeconds(5));
+        lock (_gate)
+        {
+            _active.Dispose();
+            while (_pool.Count > 0)
+                _pool.Pop().Dispose();
+        }
+    }
+}
