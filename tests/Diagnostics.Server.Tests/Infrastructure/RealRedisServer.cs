@@ -1,0 +1,126 @@
+using System.Diagnostics;
+using System.Text;
+
+namespace Diagnostics.Server.Tests.Infrastructure;
+
+/// <summary>
+/// Debian's real redis-server, started on a free loopback port with a private temporary working
+/// directory (so its dump.rdb / appendonlydir are the test's own). Used where a test needs files
+/// Redis itself wrote. Dispose kills exactly the process it started and removes the directory.
+/// </summary>
+public sealed class RealRedisServer : IDisposable
+{
+    private readonly Process _process;
+    private readonly StringBuilder _output;
+
+    private RealRedisServer(Process process, StringBuilder output, int port, string directory)
+    {
+        _process = process;
+        _output = output;
+        Port = port;
+        Directory = directory;
+    }
+
+    public int Port { get; }
+
+    /// <summary>The server's --dir: dump.rdb and appendonlydir/ appear here.</summary>
+    public string Directory { get; }
+
+    public string Output
+    {
+        get
+        {
+            lock (_output)
+                return _output.ToString();
+        }
+    }
+
+    /// <summary>Starts redis-server with RDB snapshots off (--save '') plus <paramref name="arguments"/> ("--name", "value" pairs).</summary>
+    public static RealRedisServer Start(params string[] arguments)
+    {
+        string path = ExternalTool.Require("redis-server", "redis-server");
+        string directory = System.IO.Directory.CreateTempSubdirectory("redis-server-").FullName;
+        // A free port can be taken by someone else before redis-server binds it: try a few.
+        for (int attempt = 1; ; attempt++)
+        {
+            int port = ServerProcess.FreePort();
+            var info = new ProcessStartInfo(path)
+            {
+                RedirectStandardOutput = true,
+                RedirectStandardError = true,
+                UseShellExecute = false,
+                WorkingDirectory = directory,
+            };
+            foreach (var a in (string[])["--port", port.ToString(), "--bind", "127.0.0.1", "--dir", directory, "--save", "", "--daemonize", "no", "--logfile", "", .. arguments])
+                info.ArgumentList.Add(a);
+            var output = new StringBuilder();
+            var process = Process.Start(info)!;
+            process.OutputDataReceived += (_, e) => Append(output, e.Data);
+            process.ErrorDataReceived += (_, e) => Append(output, e.Data);
+            process.BeginOutputReadLine();
+            process.BeginErrorReadLine();
+            var server = new RealRedisServer(process, output, port, directory);
+            if (server.WaitUntilReady())
+                return server;
+            string log = server.Output;
+            server.KillProcess();
+            if (attempt >= 3 || !log.Contains("Address already in use", StringComparison.Ordinal))
+            {
+                TryDeleteDirectory(directory);
+                throw new InvalidOperationException($"redis-server did not start on port {port}:\n{log}");
+            }
+        }
+    }
+
+    private static void Append(StringBuilder output, string? line)
+    {
+        if (line is null)
+            return;
+        lock (output)
+            output.AppendLine(line);
+    }
+
+    private bool WaitUntilReady()
+    {
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        while (DateTime.UtcNow < deadline)
+        {
+            if (Output.Contains("Ready to accept connections", StringComparison.Ordinal))
+                return true;
+            if (_process.HasExited)
+                return false;
+            Thread.Sleep(20);
+        }
+        return false;
+    }
+
+    public RespClient Connect() => new(Port);
+
+    private void KillProcess()
+    {
+        if (!_process.HasExited)
+        {
+            _process.Kill(entireProcessTree: true);
+            _process.WaitForExit(10_000);
+        }
+        _process.Dispose();
+    }
+
+    private static void TryDeleteDirectory(string directory)
+    {
+        try
+        {
+            System.IO.Directory.Delete(directory, recursive: true);
+        }
+        catch (IOException)
+        {
+            // A forked child (BGSAVE / rewrite) may still be writing as it dies; a stray temp dir is harmless.
+        }
+    }
+
+    public void Dispose()
+    {
+        KillProcess();
+        TryDeleteDirectory(Directory);
+    }
+}
