@@ -18,6 +18,8 @@ public sealed class DataServer : IDisposable
         config.HzChanged += hz => Keyspace.Cron.Hz = hz;
         Instantaneous = new InstantaneousMetrics(Stats);
         Aof = new Persistence.AppendOnlyFile(this);
+        // Keys the cron expires reach the AOF as DELs while it is on.
+        Keyspace.Cron.Aof = Aof;
     }
 
     public ServerConfig Config { get; }

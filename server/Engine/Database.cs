@@ -35,11 +35,18 @@ public sealed unsafe class Database : IDisposable
         Entry* e = *slot;
         if (e->ExpireAt != 0 && e->ExpireAt <= nowMs)
         {
-            RemoveAt(slot);
-            ExpiredKeys++;
+            RemoveExpired(slot);
             return null;
         }
         return e;
+    }
+
+    /// <summary>Deletes a key whose time passed, recording the deletion for the AOF.</summary>
+    private void RemoveExpired(Entry** slot)
+    {
+        ExpiryLog.Record(Index, Entry.KeyOf(*slot));
+        RemoveAt(slot);
+        ExpiredKeys++;
     }
 
     /// <summary>Keys removed because their TTL passed (INFO stats expired_keys).</summary>
@@ -54,8 +61,7 @@ public sealed unsafe class Database : IDisposable
         Entry* e = *slot;
         if (e->ExpireAt != 0 && e->ExpireAt <= nowMs)
         {
-            RemoveAt(slot);
-            ExpiredKeys++;
+            RemoveExpired(slot);
             return null;
         }
         return slot;
@@ -224,9 +230,7 @@ public sealed unsafe class Database : IDisposable
             sampled++;
             if (e->ExpireAt <= nowMs)
             {
-                Entry** slot = _keys.FindSlot(Entry.KeyOf(e), e->Hash);
-                RemoveAt(slot);
-                ExpiredKeys++;
+                RemoveExpired(_keys.FindSlot(Entry.KeyOf(e), e->Hash));
                 expired++;
             }
             else

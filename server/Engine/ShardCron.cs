@@ -20,10 +20,32 @@ public sealed class ShardCron
     /// <summary>DEBUG SET-ACTIVE-EXPIRE turns this off so tests can observe lazy expiry alone.</summary>
     public bool ActiveExpireEnabled { get; set; } = true;
 
+    /// <summary>The AOF, which receives the DELs of keys the cron expired while the shard is still held.</summary>
+    public Persistence.AppendOnlyFile? Aof { get; set; }
+
+    [ThreadStatic] private static Persistence.AofRecordBuffer? t_expiredKeys;
+
     public void Run(Shard shard)
     {
         if (ActiveExpireEnabled)
-            ActiveExpire(shard);
+        {
+            var aof = Aof;
+            var log = aof is { Enabled: true } ? t_expiredKeys ??= new Persistence.AofRecordBuffer() : null;
+            ExpiryLog.Current = log;
+            try
+            {
+                ActiveExpire(shard);
+            }
+            finally
+            {
+                ExpiryLog.Current = null;
+                if (log is { IsEmpty: false })
+                {
+                    aof!.Append(log);
+                    log.Clear();
+                }
+            }
+        }
         foreach (var db in shard.Databases)
             db.Housekeep(1);
     }

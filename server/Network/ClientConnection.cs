@@ -435,25 +435,23 @@ public sealed class ClientConnection : IDisposable
             return;
         }
 
-        Persistence.AofRecordBuffer? logged = null;
-        if (spec.IsWrite)
+        var aof = _server.Aof;
+        if (spec.IsWrite && aof.WriteError is { } diskError)
         {
-            var aof = _server.Aof;
-            if (aof.WriteError is { } diskError)
-            {
-                // Redis's MISCONF: the disk cannot take writes, so none is accepted; reads go on.
-                counters.Rejected[spec.Id]++;
-                Reply.Error("MISCONF Errors writing to the AOF file: " + diskError);
-                return;
-            }
-            if (aof.Enabled)
-                logged = _loggedWrites ??= new Persistence.AofRecordBuffer();
+            // Redis's MISCONF: the disk cannot take writes, so none is accepted; reads go on.
+            counters.Rejected[spec.Id]++;
+            Reply.Error("MISCONF Errors writing to the AOF file: " + diskError);
+            return;
         }
+        // Reads log too while the AOF is on: a key they find expired is deleted, and logged as DEL.
+        Persistence.AofRecordBuffer? logged = aof.Enabled ? _loggedWrites ??= new Persistence.AofRecordBuffer() : null;
+        Engine.ExpiryLog.Current = logged;
 
         LastCommand = spec;
         long started = Stopwatch.GetTimestamp();
         int database = DatabaseIndex;
-        var context = new CommandContext(_server, this, _server.Keyspace, args, spec, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(), records: logged);
+        var context = new CommandContext(_server, this, _server.Keyspace, args, spec, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
+            records: spec.IsWrite ? logged : null);
         try
         {
             spec.Handler(ref context);
@@ -469,7 +467,8 @@ public sealed class ClientConnection : IDisposable
             counters.InternalErrors++;
             context.Error($"ERR internal error while executing '{spec.FullName}': {ex.Message}");
         }
-        if (logged is not null && !context.Failed && context.Logging == AofLogging.Verbatim)
+        Engine.ExpiryLog.Current = null;
+        if (logged is not null && spec.IsWrite && !context.Failed && context.Logging == AofLogging.Verbatim)
         {
             logged.BeginCommand(database, args.Count);
             for (int i = 0; i < args.Count; i++)
