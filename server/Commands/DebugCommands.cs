@@ -142,6 +142,7 @@ public static unsafe class DebugCommands
         [
             "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "OBJECT <key>", "    Show low level info about `key` and associated value.",
+            "RELOAD", "    Save the dataset to disk (the AOF when it is on), empty memory and load it back.",
             "SET-ACTIVE-EXPIRE <0|1>", "    Setting it to 0 disables expiring keys in background when they are not",
             "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the", "    default.",
             "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",

@@ -22,6 +22,7 @@ public sealed class RealRedisServer : IDisposable
     }
 
     public int Port { get; }
+    private bool _ownsDirectory;
 
     /// <summary>The server's --dir: dump.rdb and appendonlydir/ appear here.</summary>
     public string Directory { get; }
@@ -36,10 +37,16 @@ public sealed class RealRedisServer : IDisposable
     }
 
     /// <summary>Starts redis-server with RDB snapshots off (--save '') plus <paramref name="arguments"/> ("--name", "value" pairs).</summary>
-    public static RealRedisServer Start(params string[] arguments)
+    public static RealRedisServer Start(params string[] arguments) => StartIn(null, arguments);
+
+    /// <summary>
+    /// Starts redis-server in <paramref name="workingDirectory"/> (its --dir), which the caller owns
+    /// and which is left in place on dispose; null makes a private temporary directory.
+    /// </summary>
+    public static RealRedisServer StartIn(string? workingDirectory, params string[] arguments)
     {
         string path = ExternalTool.Require("redis-server", "redis-server");
-        string directory = System.IO.Directory.CreateTempSubdirectory("redis-server-").FullName;
+        string directory = workingDirectory ?? System.IO.Directory.CreateTempSubdirectory("redis-server-").FullName;
         // A free port can be taken by someone else before redis-server binds it: try a few.
         for (int attempt = 1; ; attempt++)
         {
@@ -59,14 +66,15 @@ public sealed class RealRedisServer : IDisposable
             process.ErrorDataReceived += (_, e) => Append(output, e.Data);
             process.BeginOutputReadLine();
             process.BeginErrorReadLine();
-            var server = new RealRedisServer(process, output, port, directory);
+            var server = new RealRedisServer(process, output, port, directory) { _ownsDirectory = workingDirectory is null };
             if (server.WaitUntilReady())
                 return server;
             string log = server.Output;
             server.KillProcess();
             if (attempt >= 3 || !log.Contains("Address already in use", StringComparison.Ordinal))
             {
-                TryDeleteDirectory(directory);
+                if (workingDirectory is null)
+                    TryDeleteDirectory(directory);
                 throw new InvalidOperationException($"redis-server did not start on port {port}:\n{log}");
             }
         }
@@ -121,6 +129,7 @@ public sealed class RealRedisServer : IDisposable
     public void Dispose()
     {
         KillProcess();
-        TryDeleteDirectory(Directory);
+        if (_ownsDirectory)
+            TryDeleteDirectory(Directory);
     }
 }

@@ -117,7 +117,13 @@ public sealed class ServerProcess : IDisposable
     public RespClient Connect() => new(Port);
 
     /// <summary>Waits for the process to exit on its own (after SHUTDOWN, say).</summary>
-    public bool WaitForExit(TimeSpan timeout) => _process.WaitForExit(timeout);
+    public bool WaitForExit(TimeSpan timeout)
+    {
+        if (!_process.WaitForExit(timeout))
+            return false;
+        _process.WaitForExit(); // and for the output readers to deliver the last lines
+        return true;
+    }
 
     public int ExitCode => _process.ExitCode;
 
@@ -143,7 +149,7 @@ public sealed class ServerProcess : IDisposable
             throw new PlatformNotSupportedException("SIGTERM is a Unix signal");
         if (!_process.HasExited && SendSignal(_process.Id, 15) != 0)
             throw new InvalidOperationException($"kill(SIGTERM) failed for pid {_process.Id}");
-        return _process.WaitForExit(timeout);
+        return WaitForExit(timeout);
     }
 
     [System.Runtime.InteropServices.DllImport("libc", EntryPoint = "kill", SetLastError = true)]
