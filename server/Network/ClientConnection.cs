@@ -202,10 +202,11 @@ public sealed class ClientConnection : IDisposable
         {
             // Nothing this client is told may depend on bytes a crash could still lose: its own
             // writes, or others' writes its reads saw. One fdatasync covers everyone waiting.
-            long target = Math.Max(_durableWaitOffset, aof.AppendedOffsetRelaxed);
+            // While the disk fails, only its own writes hold it back, so reads go on.
             while (aof.Enabled)
             {
                 var advanced = aof.DurabilityAdvanced;
+                long target = aof.WriteError is null ? Math.Max(_durableWaitOffset, aof.AppendedOffsetRelaxed) : _durableWaitOffset;
                 if (aof.DurableOffset >= target)
                     break;
                 await advanced;

@@ -83,7 +83,10 @@ public sealed partial class AppendOnlyFile : IDisposable
     /// <summary>The appended offset read without the lock: possibly a moment stale, never torn (64-bit).</summary>
     public long AppendedOffsetRelaxed => Volatile.Read(ref _appendedOffset);
 
-    /// <summary>Completes the next time <see cref="DurableOffset"/> moves; read it before checking the offset.</summary>
+    /// <summary>
+    /// Completes the next time <see cref="DurableOffset"/> moves or the disk starts failing; read
+    /// it before checking the offset.
+    /// </summary>
     public Task DurabilityAdvanced => Volatile.Read(ref _durabilityAdvanced).Task;
 
     public FsyncPolicy Policy => _server.Config.AppendFsync;
@@ -386,8 +389,11 @@ public sealed partial class AppendOnlyFile : IDisposable
         _lastWriteStatusOk = false;
         if (_writeError != ex.Message)
             Log.LogWarning("Error writing to the AOF file {File}: {Error}. Write commands are refused until it works again.", _incr?.Name, ex.Message);
+        bool newlyFailing = _writeError is null;
         _writeError = ex.Message;
         _nextRetryTicks = Environment.TickCount64 + RetryIntervalMs;
+        if (newlyFailing)
+            Interlocked.Exchange(ref _durabilityAdvanced, NewSignal()).TrySetResult(); // waiting readers need not wait any more
         // What was written since the last sync may be partly on disk, partly not: cut it away and
         // write it again from memory once the disk works.
         _pending.InsertRange(0, _unsynced);
