@@ -11,6 +11,18 @@ public sealed class BenchmarkOptions
     public const long DefaultRequests = 200_000;
     public const long DefaultPipelinedRequests = 2_000_000;
     public const long DefaultMemoryKeys = 1_000_000;
+    // 1M SETs make ~300 MB of AOF per run: long enough for Redis's automatic rewrites (from 64 MB)
+    // to happen inside the measured runs, short enough for 2 policies x 2 servers x 5 rounds.
+    public const long DefaultAofRequests = 1_000_000;
+    public const int DefaultAofLoadMegabytes = 1024;
+
+    public const string ThroughputSuite = "throughput";
+    public const string MemorySuite = "memory";
+    public const string AofWriteSuite = "aof-write";
+    public const string AofLoadSuite = "aof-load";
+    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite];
+    /// <summary>The appendfsync policies the AOF write suite compares, in report order.</summary>
+    public static readonly string[] AofFsyncPolicies = ["always", "everysec"];
 
     public int Rounds { get; private set; } = DefaultRounds;
     /// <summary>Requests per redis-benchmark run at pipeline 1.</summary>
@@ -19,12 +31,18 @@ public sealed class BenchmarkOptions
     public long PipelinedRequests { get; private set; } = DefaultPipelinedRequests;
     /// <summary>Distinct keys loaded into each server for the memory comparison.</summary>
     public long MemoryKeys { get; private set; } = DefaultMemoryKeys;
+    /// <summary>Requests per redis-benchmark SET -P 30 run against servers writing an AOF.</summary>
+    public long AofRequests { get; private set; } = DefaultAofRequests;
+    /// <summary>Size of the generated AOF the load suite starts both servers on.</summary>
+    public int AofLoadMegabytes { get; private set; } = DefaultAofLoadMegabytes;
+    /// <summary>The suites to run, in <see cref="AllSuites"/> order.</summary>
+    public IReadOnlyList<string> Suites { get; private set; } = AllSuites;
     public bool Quick { get; private set; }
     /// <summary>The redis-benchmark tests to run: "set", "get" or both.</summary>
     public IReadOnlyList<string> Tests { get; private set; } = ["set", "get"];
     public IReadOnlyList<string> ServerArgs { get; private set; } = [];
     public string? OutputPath { get; private set; }
-    public bool SkipMemory { get; private set; }
+    public bool SkipMemory => !Runs(MemorySuite);
     public bool ShowHelp { get; private set; }
 
     public const int Clients = 50;
@@ -37,25 +55,35 @@ public sealed class BenchmarkOptions
 
         Usage: dotnet run -c Release --project tests/Diagnostics.Benchmarks -- [options]
 
-          --rounds R               rounds per test and pipeline, servers alternating ours/redis (default 5)
+          --rounds R               rounds of every measurement (test and pipeline, fsync policy, AOF load),
+                                   servers alternating ours/redis (default 5)
           --requests N             requests per run at pipeline 1 (default 200000); also sets
                                    pipeline 30 to 10*N unless --pipelined-requests is given
           --pipelined-requests N   requests per run at pipeline 30 (default 2000000)
           --keys N                 distinct 256-byte keys loaded for the memory comparison (default 1000000)
-          --no-memory              skip the memory comparison
-          --quick                  smoke check: 2 rounds, 20000/200000 requests, 50000 keys
+          --no-memory              skip the memory comparison (same as leaving memory out of --suites)
+          --suites LIST            comma-separated suites to run (default all):
+                                     throughput  SET/GET at -P 1 and -P 30, servers side by side
+                                     memory      used_memory and RSS after loading --keys keys
+                                     aof-write   SET -P 30 with --appendonly yes, appendfsync always then everysec
+                                     aof-load    start-up time on a generated Redis 7 multi-part AOF
+          --aof-requests N         requests per aof-write run (default 1000000)
+          --aof-load-mb M          size of the AOF generated for aof-load, in MiB (default 1024)
+          --quick                  smoke check: 2 rounds, 20000/200000 requests, 50000 keys,
+                                   100000 aof-write requests, a 64 MiB AOF
           --only set|get           run one redis-benchmark test instead of both
           --server-args "..."      extra arguments for our server, e.g. "--execution-mode inline" or "--shards 1"
           --out PATH               also write the Markdown report to PATH
           --help                   this text
 
-        Needs redis-server, redis-benchmark and redis-cli: apt-get install -y redis-server redis-tools
+        Needs redis-server, redis-benchmark, redis-cli and redis-check-aof: apt-get install -y redis-server redis-tools
         """;
 
     /// <summary>Parses the arguments; returns the problem as text, or null when they are valid.</summary>
     public string? Parse(string[] args)
     {
-        bool requestsGiven = false, pipelinedGiven = false, roundsGiven = false, keysGiven = false;
+        bool requestsGiven = false, pipelinedGiven = false, roundsGiven = false, keysGiven = false, aofRequestsGiven = false, aofLoadGiven = false;
+        bool noMemory = false;
         for (int i = 0; i < args.Length; i++)
         {
             string name = args[i];
@@ -74,7 +102,30 @@ public sealed class BenchmarkOptions
                     Quick = true;
                     break;
                 case "--no-memory":
-                    SkipMemory = true;
+                    noMemory = true;
+                    break;
+                case "--suites":
+                    string[] suites = (Value() ?? "").Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+                    if (suites.Length == 0)
+                        return $"--suites needs a comma-separated list of: {string.Join(',', AllSuites)}";
+                    foreach (string suite in suites)
+                    {
+                        if (!AllSuites.Contains(suite, StringComparer.OrdinalIgnoreCase))
+                            return $"unknown suite '{suite}' (the suites are {string.Join(',', AllSuites)})";
+                    }
+                    Suites = AllSuites.Where(s => suites.Contains(s, StringComparer.OrdinalIgnoreCase)).ToArray();
+                    break;
+                case "--aof-requests":
+                    if (!TryPositive(Value(), out long aofRequests))
+                        return "--aof-requests needs a positive whole number";
+                    AofRequests = aofRequests;
+                    aofRequestsGiven = true;
+                    break;
+                case "--aof-load-mb":
+                    if (!TryPositive(Value(), out long megabytes) || megabytes > 1024 * 1024)
+                        return "--aof-load-mb needs a whole number of MiB between 1 and 1048576";
+                    AofLoadMegabytes = (int)megabytes;
+                    aofLoadGiven = true;
                     break;
                 case "--rounds":
                     if (!TryPositive(Value(), out long rounds) || rounds > 1000)
@@ -129,11 +180,19 @@ public sealed class BenchmarkOptions
             if (!roundsGiven) Rounds = 2;
             if (!requestsGiven) Requests = 20_000;
             if (!keysGiven) MemoryKeys = 50_000;
+            if (!aofRequestsGiven) AofRequests = 100_000;
+            if (!aofLoadGiven) AofLoadMegabytes = 64;
         }
+        if (noMemory)
+            Suites = Suites.Where(s => s != MemorySuite).ToArray();
+        if (Suites.Count == 0)
+            return "no suite left to run (--no-memory removed the only one)";
         if (!pipelinedGiven && (requestsGiven || Quick))
             PipelinedRequests = Requests * 10;
         return null;
     }
+
+    public bool Runs(string suite) => Suites.Contains(suite);
 
     public long RequestsFor(int pipeline) => pipeline == 1 ? Requests : PipelinedRequests;
 

@@ -3,11 +3,17 @@ using System.Text;
 
 namespace Diagnostics.Benchmarks;
 
-/// <summary>The results as Markdown: machine, settings, throughput table, memory table, notes.</summary>
+/// <summary>What one harness run measured; a suite that did not run is null.</summary>
+public sealed record BenchmarkRun(
+    string OursCommandLine, string OursSettings, string? RedisCommandLine,
+    IReadOnlyList<ThroughputResult>? Throughput, AllocationProbe? Probe,
+    MemoryResult? Memory, bool OursHasUsedMemory,
+    IReadOnlyList<AofWriteResult>? AofWrite, AofLoadResult? AofLoad);
+
+/// <summary>The results as Markdown: machine, settings, then one section per suite that ran (throughput, memory, AOF write, AOF load).</summary>
 public static class MarkdownReport
 {
-    public static string Build(MachineInfo machine, BenchmarkOptions options, string oursCommandLine, string oursSettings, string redisCommandLine,
-        IReadOnlyList<ThroughputResult> throughput, AllocationProbe? probe, MemoryResult? memory, bool oursHasUsedMemory)
+    public static string Build(MachineInfo machine, BenchmarkOptions options, BenchmarkRun run)
     {
         var md = new StringBuilder();
         void Line(string text = "") => md.Append(text).Append('\n');
@@ -24,8 +30,24 @@ public static class MarkdownReport
         Line($"| .NET | {machine.DotnetRuntime}, {machine.DotnetSdk} |");
         Line($"| redis-server | {machine.RedisServer} |");
         Line($"| redis-benchmark | {machine.RedisBenchmark} |");
-        Line($"| Our server | `{oursCommandLine}` ({oursSettings}) |");
-        Line($"| Redis | `{redisCommandLine}` |");
+        Line($"| Our server | `{run.OursCommandLine}` ({run.OursSettings}) |");
+        if (run.RedisCommandLine is not null)
+            Line($"| Redis | `{run.RedisCommandLine}` |");
+        if (run.Throughput is { } throughput)
+            Throughput(md, options, throughput, run.Probe);
+        if (run.Memory is { } memory)
+            Memory(md, memory, run.OursHasUsedMemory);
+        if (run.AofWrite is { } aofWrite)
+            AofWrite(md, options, aofWrite);
+        if (run.AofLoad is { } aofLoad)
+            AofLoad(md, options, aofLoad);
+        return md.ToString();
+    }
+
+    private static void Throughput(StringBuilder md, BenchmarkOptions options, IReadOnlyList<ThroughputResult> throughput, AllocationProbe? probe)
+    {
+        void Line(string text = "") => md.Append(text).Append('\n');
+        var inv = CultureInfo.InvariantCulture;
         Line();
         Line(string.Create(inv, $"Load: `redis-benchmark -t <test> -d {BenchmarkOptions.DataSize} -r {BenchmarkOptions.KeySpace} -c {BenchmarkOptions.Clients} -n <requests> -P <pipeline> --csv`, ") +
              string.Create(inv, $"{options.Rounds} round(s) per row, servers alternating ours/redis within each round, after an unmeasured warm-up; ") +
@@ -50,30 +72,137 @@ public static class MarkdownReport
             Line(string.Create(inv, $"Ours managed B/op: growth of `{ServerInfo.ManagedAllocatedBytes}` (INFO memory, GC.GetTotalAllocatedBytes) across the run, less the {probe.ProbeCost:N0} bytes one INFO probe allocates, divided by the requests; it includes accepting redis-benchmark's {BenchmarkOptions.Clients} connections."));
         else
             Line($"Ours managed B/op: n/a, because our server's INFO memory has no `{ServerInfo.ManagedAllocatedBytes}` field (the harness expects `{ServerInfo.ManagedAllocatedBytes}:<GC.GetTotalAllocatedBytes(false)>`).");
-
-        if (memory is not null)
-        {
-            Line();
-            Line(string.Create(inv, $"### Memory: {memory.Keys:N0} distinct keys, {memory.ValueSize}-byte values"));
-            Line();
-            Line(string.Create(inv, $"Each server started fresh and loaded `SET key:%07d <{memory.ValueSize} bytes>` for {memory.Keys:N0} keys through `redis-cli --pipe`."));
-            Line();
-            Line("| | Ours | Redis | Ours/Redis |");
-            Line("| --- | ---: | ---: | ---: |");
-            Line($"| used_memory after load | {Bytes(memory.Ours.UsedMemoryAfter)} | {Bytes(memory.Redis.UsedMemoryAfter)} | {Ratio(memory.Ours.UsedMemoryAfter, memory.Redis.UsedMemoryAfter)} |");
-            Line($"| used_memory per key (growth / keys) | {PerKey(memory.Ours.UsedMemoryGrowth, memory.Keys)} | {PerKey(memory.Redis.UsedMemoryGrowth, memory.Keys)} | {Ratio(memory.Ours.UsedMemoryGrowth, memory.Redis.UsedMemoryGrowth)} |");
-            Line($"| process RSS after load | {Bytes(memory.Ours.ResidentAfter)} | {Bytes(memory.Redis.ResidentAfter)} | {Ratio(memory.Ours.ResidentAfter, memory.Redis.ResidentAfter)} |");
-            Line(string.Create(inv, $"| load time (redis-cli --pipe) | {memory.Ours.LoadTime.TotalSeconds:0.0} s | {memory.Redis.LoadTime.TotalSeconds:0.0} s | {memory.Ours.LoadTime.TotalSeconds / memory.Redis.LoadTime.TotalSeconds:0.00} |"));
-            if (!oursHasUsedMemory)
-            {
-                Line();
-                Line($"Our used_memory: n/a, because our server's INFO memory has no `{ServerInfo.UsedMemory}` field; compare RSS instead.");
-            }
-        }
-        return md.ToString();
     }
 
-    private static string Bytes(long? bytes)
+    private static void Memory(StringBuilder md, MemoryResult memory, bool oursHasUsedMemory)
+    {
+        void Line(string text = "") => md.Append(text).Append('\n');
+        var inv = CultureInfo.InvariantCulture;
+        Line();
+        Line(string.Create(inv, $"### Memory: {memory.Keys:N0} distinct keys, {memory.ValueSize}-byte values"));
+        Line();
+        Line(string.Create(inv, $"Each server started fresh and loaded `SET key:%07d <{memory.ValueSize} bytes>` for {memory.Keys:N0} keys through `redis-cli --pipe`."));
+        Line();
+        Line("| | Ours | Redis | Ours/Redis |");
+        Line("| --- | ---: | ---: | ---: |");
+        Line($"| used_memory after load | {Bytes(memory.Ours.UsedMemoryAfter)} | {Bytes(memory.Redis.UsedMemoryAfter)} | {Ratio(memory.Ours.UsedMemoryAfter, memory.Redis.UsedMemoryAfter)} |");
+        Line($"| used_memory per key (growth / keys) | {PerKey(memory.Ours.UsedMemoryGrowth, memory.Keys)} | {PerKey(memory.Redis.UsedMemoryGrowth, memory.Keys)} | {Ratio(memory.Ours.UsedMemoryGrowth, memory.Redis.UsedMemoryGrowth)} |");
+        Line($"| process RSS after load | {Bytes(memory.Ours.ResidentAfter)} | {Bytes(memory.Redis.ResidentAfter)} | {Ratio(memory.Ours.ResidentAfter, memory.Redis.ResidentAfter)} |");
+        Line(string.Create(inv, $"| load time (redis-cli --pipe) | {memory.Ours.LoadTime.TotalSeconds:0.0} s | {memory.Redis.LoadTime.TotalSeconds:0.0} s | {memory.Ours.LoadTime.TotalSeconds / memory.Redis.LoadTime.TotalSeconds:0.00} |"));
+        if (!oursHasUsedMemory)
+        {
+            Line();
+            Line($"Our used_memory: n/a, because our server's INFO memory has no `{ServerInfo.UsedMemory}` field; compare RSS instead.");
+        }
+    }
+
+    private static void AofWrite(StringBuilder md, BenchmarkOptions options, IReadOnlyList<AofWriteResult> results)
+    {
+        void Line(string text = "") => md.Append(text).Append('\n');
+        var inv = CultureInfo.InvariantCulture;
+        Line();
+        Line($"### AOF write: SET -P {AofWriteSuite.Pipeline} with appendonly yes");
+        Line();
+        Line("Each appendfsync policy starts both servers side by side, each in a fresh empty `--dir` (deleted afterwards):");
+        Line();
+        foreach (var result in results)
+        {
+            Line($"    {result.OursCommandLine}");
+            Line($"    {result.RedisCommandLine}");
+        }
+        Line();
+        Line(string.Create(inv, $"Load: `redis-benchmark -t set -d {BenchmarkOptions.DataSize} -r {BenchmarkOptions.KeySpace} -c {BenchmarkOptions.Clients} -n {options.AofRequests} -P {AofWriteSuite.Pipeline} --csv`, ") +
+             string.Create(inv, $"{options.Rounds} round(s) per policy, servers alternating ours/redis, after an unmeasured warm-up of {Math.Max(1_000, options.AofRequests / 4):N0} SETs each; ") +
+             "after every run the harness waits until INFO persistence shows no AOF rewrite in progress or scheduled, so one server's rewrite does not run during the other's turn. Figures are medians over the rounds.");
+        Line();
+        Line("| appendfsync | Requests | Ours rps | Redis rps | Ours/Redis | Ours p50 ms | Redis p50 ms | Ours p99 ms | Redis p99 ms |");
+        Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        foreach (var row in results)
+        {
+            double oursRps = Statistics.Median(row.Ours.Select(s => s.RequestsPerSecond));
+            double redisRps = Statistics.Median(row.Redis.Select(s => s.RequestsPerSecond));
+            Line(string.Create(inv,
+                $"| {row.Fsync} | {row.Requests:N0} | {oursRps:N0} | {redisRps:N0} | {oursRps / redisRps:0.00} | " +
+                $"{Statistics.Median(row.Ours.Select(s => s.P50Ms)):0.000} | {Statistics.Median(row.Redis.Select(s => s.P50Ms)):0.000} | " +
+                $"{Statistics.Median(row.Ours.Select(s => s.P99Ms)):0.000} | {Statistics.Median(row.Redis.Select(s => s.P99Ms)):0.000} |"));
+        }
+        Line();
+        Line("AOF left in `<dir>/appendonlydir` after all runs of a policy, beside what the SETs take as RESP commands if the file is never rewritten, and the AOF rewrites each server reports (`aof_rewrites`, INFO persistence):");
+        Line();
+        Line("| appendfsync | SETs sent (warm-up included) | Unrewritten size | Ours AOF | Redis AOF | Ours/Redis | Ours rewrites | Redis rewrites |");
+        Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        foreach (var row in results)
+        {
+            Line(string.Create(inv,
+                $"| {row.Fsync} | {row.SetsSent:N0} | {Bytes(row.SetsSent * AofWriteSuite.AofBytesPerSet)} | {Bytes(row.OursDisk?.Bytes)} | {Bytes(row.RedisDisk?.Bytes)} | " +
+                $"{Ratio(row.OursDisk?.Bytes, row.RedisDisk?.Bytes)} | {Count(row.OursDisk?.Rewrites)} | {Count(row.RedisDisk?.Rewrites)} |"));
+        }
+        Line();
+        Line(string.Create(inv, $"A SET from redis-benchmark is {AofWriteSuite.AofBytesPerSet} bytes of AOF. Redis rewrites its AOF whenever it has grown 100% past the last rewrite and is over 64 MB (its defaults, `auto-aof-rewrite-percentage 100`, `auto-aof-rewrite-min-size 64mb`); after a rewrite the files hold the live keys (at most {BenchmarkOptions.KeySpace:N0}) plus what came after, so sizes match the unrewritten figure only for a server that did not rewrite."));
+    }
+
+    private static void AofLoad(StringBuilder md, BenchmarkOptions options, AofLoadResult result)
+    {
+        void Line(string text = "") => md.Append(text).Append('\n');
+        var inv = CultureInfo.InvariantCulture;
+        Line();
+        Line(string.Create(inv, $"### AOF load: {Bytes(result.Bytes)}, {result.Keys:N0} keys"));
+        Line();
+        Line(string.Create(inv, $"One AOF in Redis 7's multi-part layout, generated in {result.GenerationTime.TotalSeconds:0.0} s: `appendonlydir/{AofGenerator.ManifestName}` listing `{AofGenerator.BaseName}` (type b) and an empty `{AofGenerator.IncrName}` (type i). ") +
+             string.Create(inv, $"The base file is RESP commands: `SELECT 0`, then `SET key:<n> <value>` for n = 0..{result.Keys - 1:N0}, values of {AofGenerator.MinValueLength}-{AofGenerator.MaxValueLength} printable bytes from a PRNG seeded with {AofGenerator.Seed}, ") +
+             string.Create(inv, $"{result.KeysWithExpiry:N0} of them (1 in {AofGenerator.ExpiryEvery}) with `PXAT {AofGenerator.ExpireAtMs}`. `redis-check-aof` passed on its manifest."));
+        Line();
+        Line("Each round copies it to a fresh `--dir` and starts each server on the copy, one at a time (the other is stopped, so they never hold the data set together):");
+        Line();
+        Line($"    {result.OursCommandLine}");
+        Line($"    {result.RedisCommandLine}");
+        Line();
+        Line(string.Create(inv, $"Ready: wall time from just before the process starts until PING answers `+PONG` (not `-LOADING`) and `DBSIZE` is {result.Keys:N0}, polled every 10 ms. ") +
+             string.Create(inv, $"Logged: the server's own `DB loaded from append only file: <seconds>` line. {options.Rounds} round(s), ours then redis in each; medians."));
+        Line();
+        Line("| | Ours | Redis | Ours/Redis |");
+        Line("| --- | ---: | ---: | ---: |");
+        // A server that answered without the data has a start-up time, not a load time: no ratio, no rate.
+        bool oursLoaded = result.Ours.All(s => s.Complete), redisLoaded = result.Redis.All(s => s.Complete);
+        double oursReady = Statistics.Median(result.Ours.Select(s => s.UntilReady.TotalSeconds));
+        double redisReady = Statistics.Median(result.Redis.Select(s => s.UntilReady.TotalSeconds));
+        string readyRatio = oursLoaded && redisLoaded ? (oursReady / redisReady).ToString("0.00", inv) : "n/a";
+        Line(string.Create(inv, $"| Start until ready | {oursReady:0.000} s{(oursLoaded ? "" : " (without the data)")} | {redisReady:0.000} s{(redisLoaded ? "" : " (without the data)")} | {readyRatio} |"));
+        double? oursLogged = MedianOrNull(result.Ours.Select(s => s.LoggedSeconds));
+        double? redisLogged = MedianOrNull(result.Redis.Select(s => s.LoggedSeconds));
+        Line($"| Logged load time | {Seconds(oursLogged)} | {Seconds(redisLogged)} | {(oursLogged is { } o && redisLogged is { } r && r > 0 ? (o / r).ToString("0.00", inv) : "n/a")} |");
+        Line(string.Create(inv, $"| Keys after load (DBSIZE, last round) | {result.Ours[^1].KeysLoaded:N0} | {result.Redis[^1].KeysLoaded:N0} | |"));
+        string Rate(bool loaded, double seconds) => loaded ? Bytes((long)(result.Bytes / seconds)) + "/s" : "n/a";
+        Line($"| Load rate (AOF bytes / ready time) | {Rate(oursLoaded, oursReady)} | {Rate(redisLoaded, redisReady)} | |");
+        foreach (var (name, samples) in new[] { ("Ours", result.Ours), ("Redis", result.Redis) })
+        {
+            int incomplete = samples.Count(s => !s.Complete);
+            if (incomplete > 0)
+            {
+                Line();
+                Line(string.Create(inv, $"{name}: in {incomplete} of {samples.Count} round(s) the server answered PING but DBSIZE stayed at {samples.First(s => !s.Complete).KeysLoaded:N0} instead of {result.Keys:N0}: it did not load the AOF, so its ready time is plain start-up, not a load time."));
+            }
+            if (samples.Any(s => s.LoggedSeconds is null))
+            {
+                Line();
+                Line($"{name}: no `DB loaded from append only file` line in its output in {samples.Count(s => s.LoggedSeconds is null)} of {samples.Count} round(s); the logged figure is the median of the others (n/a when none).");
+            }
+        }
+    }
+
+    private static double? MedianOrNull(IEnumerable<double?> values)
+    {
+        var present = values.Where(v => v is not null).Select(v => v!.Value).ToArray();
+        return present.Length == 0 ? null : Statistics.Median(present);
+    }
+
+    private static string Seconds(double? seconds)
+        => seconds is { } s ? string.Create(CultureInfo.InvariantCulture, $"{s:0.000} s") : "n/a";
+
+    private static string Count(long? count)
+        => count is { } c ? c.ToString("N0", CultureInfo.InvariantCulture) : "n/a";
+
+    public static string Bytes(long? bytes)
         => bytes is { } b ? string.Create(CultureInfo.InvariantCulture, $"{b / 1048576.0:N1} MiB") : "n/a";
 
     private static string PerKey(long? bytes, long keys)

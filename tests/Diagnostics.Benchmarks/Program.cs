@@ -1,4 +1,5 @@
 using System.Globalization;
+using System.Runtime.InteropServices;
 using System.Text.RegularExpressions;
 using Diagnostics.Benchmarks;
 
@@ -16,9 +17,14 @@ if (options.ShowHelp)
     return 0;
 }
 
-// Servers are child processes: never leave one running behind an interrupted run.
-Console.CancelKeyPress += (_, _) => ServerUnderTest.StopAll();
-AppDomain.CurrentDomain.ProcessExit += (_, _) => ServerUnderTest.StopAll();
+// Servers are child processes and the AOF suites fill temp folders: never leave either behind
+// an interrupted run.
+// .NET does not raise ProcessExit for SIGTERM here, so each stopping signal gets its own
+// handler; the signal's default action (ending the harness) follows it.
+using var onInterrupt = PosixSignalRegistration.Create(PosixSignal.SIGINT, _ => HarnessCleanUp.OnSignal());
+using var onTerminate = PosixSignalRegistration.Create(PosixSignal.SIGTERM, _ => HarnessCleanUp.OnSignal());
+using var onHangUp = PosixSignalRegistration.Create(PosixSignal.SIGHUP, _ => HarnessCleanUp.OnSignal());
+AppDomain.CurrentDomain.ProcessExit += (_, _) => HarnessCleanUp.Run();
 
 var progress = Console.Error;
 try
@@ -26,20 +32,25 @@ try
     string redisServer = ExternalTools.Require("redis-server");
     string redisBenchmark = ExternalTools.Require("redis-benchmark");
     string redisCli = ExternalTools.Require("redis-cli");
+    string? redisCheckAof = options.Runs(BenchmarkOptions.AofLoadSuite) ? ExternalTools.Require("redis-check-aof") : null;
     ServerUnderTest.OurServerDll();
     var machine = MachineInfo.Collect(redisServer, redisBenchmark);
 
     progress.WriteLine(string.Create(CultureInfo.InvariantCulture,
-        $"{options.Rounds} round(s); tests {string.Join(',', options.Tests)}; {options.Requests:N0} requests at -P 1, {options.PipelinedRequests:N0} at -P 30; memory: {(options.SkipMemory ? "skipped" : options.MemoryKeys.ToString("N0", CultureInfo.InvariantCulture) + " keys")}"));
+        $"{options.Rounds} round(s); suites {string.Join(',', options.Suites)}; throughput: tests {string.Join(',', options.Tests)}, {options.Requests:N0} requests at -P 1, {options.PipelinedRequests:N0} at -P 30; ") +
+        string.Create(CultureInfo.InvariantCulture,
+        $"memory: {options.MemoryKeys:N0} keys; aof-write: {options.AofRequests:N0} requests; aof-load: {options.AofLoadMegabytes:N0} MiB"));
 
-    List<ThroughputResult> throughput;
-    AllocationProbe? probe;
-    string oursCommandLine, oursSettings, redisCommandLine;
-    using (var ours = ServerUnderTest.StartOurs(options.ServerArgs))
-    using (var redis = ServerUnderTest.StartRedis(redisServer))
-    using (var probeConnection = ours.Connect())
+    List<ThroughputResult>? throughput = null;
+    AllocationProbe? probe = null;
+    string oursCommandLine, oursSettings;
+    string? redisCommandLine = null;
+    if (options.Runs(BenchmarkOptions.ThroughputSuite))
     {
-        oursCommandLine = ours.CommandLine.Replace(ServerUnderTest.OurServerDll(), "Diagnostics.Server.dll", StringComparison.Ordinal);
+        using var ours = ServerUnderTest.StartOurs(options.ServerArgs);
+        using var redis = ServerUnderTest.StartRedis(redisServer);
+        using var probeConnection = ours.Connect();
+        oursCommandLine = ours.DisplayCommandLine;
         redisCommandLine = Regex.Replace(redis.CommandLine, @" --dir \S+", "");
         oursSettings = DescribeOurServer(probeConnection, ours);
         progress.WriteLine($"ours: {oursCommandLine} on port {ours.Port} ({oursSettings}); redis: port {redis.Port}");
@@ -48,13 +59,30 @@ try
             progress.WriteLine($"note: our INFO memory has no {ServerInfo.ManagedAllocatedBytes} field, so managed B/op will read n/a");
         throughput = new ThroughputSuite(options, redisBenchmark, progress).Run(ours, redis, probe);
     }
+    else
+    {
+        // The report's header names our server's shards and mode whatever the suites.
+        using var ours = ServerUnderTest.StartOurs(options.ServerArgs);
+        using var connection = ours.Connect();
+        oursCommandLine = ours.DisplayCommandLine;
+        oursSettings = DescribeOurServer(connection, ours);
+        progress.WriteLine($"ours: {oursCommandLine} ({oursSettings})");
+    }
 
     MemoryResult? memory = options.SkipMemory ? null : MemoryComparison.Run(options, redisServer, redisCli, progress);
     bool oursHasUsedMemory = memory?.Ours.UsedMemoryAfter is not null;
     if (memory is not null && !oursHasUsedMemory)
         progress.WriteLine($"note: our INFO memory has no {ServerInfo.UsedMemory} field, so our used_memory reads n/a");
 
-    string report = MarkdownReport.Build(machine, options, oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory);
+    List<AofWriteResult>? aofWrite = options.Runs(BenchmarkOptions.AofWriteSuite)
+        ? new AofWriteSuite(options, redisServer, redisBenchmark, progress).Run()
+        : null;
+    AofLoadResult? aofLoad = redisCheckAof is not null
+        ? new AofLoadSuite(options, redisServer, redisCheckAof, progress).Run()
+        : null;
+
+    var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad);
+    string report = MarkdownReport.Build(machine, options, run);
     Console.WriteLine();
     Console.Write(report);
     if (options.OutputPath is not null)
@@ -66,14 +94,26 @@ try
     }
     return 0;
 }
+catch (Exception) when (HarnessCleanUp.Interrupted)
+{
+    // Servers and directories vanished under the main thread on purpose.
+    Console.Error.WriteLine("benchmark interrupted; servers stopped and temporary directories deleted");
+    return 130;
+}
 catch (HarnessException e)
 {
     Console.Error.WriteLine($"benchmark failed: {e.Message}");
     return 1;
 }
+catch (Exception e)
+{
+    // Caught rather than left unhandled, which would skip the clean-up below.
+    Console.Error.WriteLine($"benchmark failed: {e}");
+    return 1;
+}
 finally
 {
-    ServerUnderTest.StopAll();
+    HarnessCleanUp.Run();
 }
 
 // Shards and execution mode, from CONFIG GET when the server answers it, else from its start-up log line.

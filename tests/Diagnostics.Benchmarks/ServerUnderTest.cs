@@ -2,12 +2,14 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
+using System.Text.RegularExpressions;
 
 namespace Diagnostics.Benchmarks;
 
 /// <summary>
 /// One server process on a free loopback port: ours (dotnet Diagnostics.Server.dll --port N ...)
-/// or Debian's redis-server (--port N --save '' --appendonly no, so neither writes to disk).
+/// or Debian's redis-server (--port N --save '' --appendonly no, so neither writes to disk,
+/// unless a persistence suite passes its AOF settings and directory).
 /// Its output is kept (last lines) to explain a crash.
 /// </summary>
 public sealed class ServerUnderTest : IDisposable
@@ -15,23 +17,46 @@ public sealed class ServerUnderTest : IDisposable
     private const int KeptOutputLines = 100;
     private readonly Process _process;
     private readonly Queue<string> _output = new();
-    private readonly string? _workingDirectory;
+    private readonly ScratchDirectory? _directory;
+    private readonly long _startedAt;
+    private volatile bool _stopped;
 
-    private ServerUnderTest(string name, Process process, int port, string commandLine, string? workingDirectory)
+    private ServerUnderTest(string name, Process process, long startedAt, int port, string commandLine, ScratchDirectory? directory)
     {
         Name = name;
         _process = process;
+        _startedAt = startedAt;
         Port = port;
         CommandLine = commandLine;
-        _workingDirectory = workingDirectory;
+        _directory = directory;
     }
 
     public string Name { get; }
     public int Port { get; }
     public string CommandLine { get; }
     public bool IsOurs => Name == Ours;
+    /// <summary>The scratch --dir the server owns (deleted when it stops), if it was given one.</summary>
+    public ScratchDirectory? DataDirectory => _directory;
+    /// <summary>Wall time since just before the process was started (load times count from there).</summary>
+    public TimeSpan SinceStart => Stopwatch.GetElapsedTime(_startedAt);
+
+    /// <summary>
+    /// The command line as the report shows it: the dll without its build path, the scratch
+    /// directory as &lt;dir&gt; (it is a different temp folder every run).
+    /// </summary>
+    public string DisplayCommandLine
+    {
+        get
+        {
+            string line = CommandLine.Replace(OurServerDll(), "Diagnostics.Server.dll", StringComparison.Ordinal);
+            return _directory is null ? line : line.Replace(_directory.Path, "<dir>", StringComparison.Ordinal);
+        }
+    }
 
     private static readonly List<ServerUnderTest> Running = [];
+    // Set by StopAll: a signal handler runs beside the main thread, which must not start a
+    // server after the clean-up has passed.
+    private static bool _stopping;
 
     public const string Ours = "ours";
     public const string Redis = "redis";
@@ -45,28 +70,42 @@ public sealed class ServerUnderTest : IDisposable
         return dll;
     }
 
-    public static ServerUnderTest StartOurs(IReadOnlyList<string> extraArguments)
+    /// <summary>
+    /// Starts our server with <paramref name="serverArguments"/> (the operator's --server-args).
+    /// A persistence suite adds its <paramref name="persistence"/> settings and a
+    /// <paramref name="directory"/> for --dir, which the server then owns and deletes when it
+    /// stops. Unless <paramref name="waitUntilReady"/> is false, returns once it answers PING.
+    /// </summary>
+    public static ServerUnderTest StartOurs(IReadOnlyList<string> serverArguments,
+        IReadOnlyList<string>? persistence = null, ScratchDirectory? directory = null, bool waitUntilReady = true)
     {
         int port = FreePort();
         var arguments = new List<string> { OurServerDll(), "--port", port.ToString(CultureInfo.InvariantCulture) };
-        arguments.AddRange(extraArguments);
-        return Start(Ours, "dotnet", arguments, port, null);
+        if (persistence is not null)
+            arguments.AddRange(persistence);
+        if (directory is not null)
+            arguments.AddRange(["--dir", directory.Path]);
+        arguments.AddRange(serverArguments);
+        return Start(Ours, "dotnet", arguments, port, directory, waitUntilReady);
     }
 
-    public static ServerUnderTest StartRedis(string redisServer)
+    /// <summary>
+    /// Starts redis-server; without <paramref name="persistence"/> settings it runs with
+    /// --appendonly no. It always gets a private --dir (<paramref name="directory"/>, or a new
+    /// scratch one), owned and deleted when it stops, so redis-server never touches the repo.
+    /// </summary>
+    public static ServerUnderTest StartRedis(string redisServer,
+        IReadOnlyList<string>? persistence = null, ScratchDirectory? directory = null, bool waitUntilReady = true)
     {
         int port = FreePort();
-        // A private working directory: nothing is saved, but redis-server must never touch the repo.
-        string dir = Directory.CreateTempSubdirectory("diagnostics-bench-redis-").FullName;
-        var arguments = new List<string>
-        {
-            "--port", port.ToString(CultureInfo.InvariantCulture), "--save", "", "--appendonly", "no",
-            "--bind", "127.0.0.1", "--dir", dir, "--daemonize", "no",
-        };
-        return Start(Redis, redisServer, arguments, port, dir);
+        directory ??= ScratchDirectory.Create("diagnostics-bench-redis-");
+        var arguments = new List<string> { "--port", port.ToString(CultureInfo.InvariantCulture), "--save", "" };
+        arguments.AddRange(persistence ?? ["--appendonly", "no"]);
+        arguments.AddRange(["--bind", "127.0.0.1", "--dir", directory.Path, "--daemonize", "no"]);
+        return Start(Redis, redisServer, arguments, port, directory, waitUntilReady);
     }
 
-    private static ServerUnderTest Start(string name, string program, List<string> arguments, int port, string? workingDirectory)
+    private static ServerUnderTest Start(string name, string program, List<string> arguments, int port, ScratchDirectory? directory, bool waitUntilReady)
     {
         var info = new ProcessStartInfo(program)
         {
@@ -77,15 +116,35 @@ public sealed class ServerUnderTest : IDisposable
         foreach (string a in arguments)
             info.ArgumentList.Add(a);
         string commandLine = Path.GetFileName(program) + " " + string.Join(' ', arguments.Select(a => a.Length == 0 ? "''" : a));
-        var process = Process.Start(info) ?? throw new HarnessException($"could not start {commandLine}");
-        var server = new ServerUnderTest(name, process, port, commandLine, workingDirectory);
+        long startedAt = Stopwatch.GetTimestamp();
+        Process process;
+        try
+        {
+            process = Process.Start(info) ?? throw new HarnessException($"could not start {commandLine}");
+        }
+        catch
+        {
+            directory?.Dispose();
+            throw;
+        }
+        var server = new ServerUnderTest(name, process, startedAt, port, commandLine, directory);
+        bool stopping;
         lock (Running)
+        {
+            stopping = _stopping;
             Running.Add(server);
+        }
+        if (stopping)
+        {
+            server.Dispose();
+            throw new HarnessException("interrupted");
+        }
         process.OutputDataReceived += (_, e) => server.Keep(e.Data);
         process.ErrorDataReceived += (_, e) => server.Keep(e.Data);
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
-        server.WaitUntilReady(TimeSpan.FromSeconds(60));
+        if (waitUntilReady)
+            server.WaitUntilReady(TimeSpan.FromSeconds(60));
         return server;
     }
 
@@ -132,8 +191,25 @@ public sealed class ServerUnderTest : IDisposable
         throw new HarnessException($"{Name} server did not answer PING on port {Port} within {timeout.TotalSeconds:0} s:\n{OutputTail}");
     }
 
+    /// <summary>The first match of <paramref name="pattern"/> in the kept output, waiting up to <paramref name="timeout"/> for it (output arrives asynchronously).</summary>
+    public Match? WaitForOutput(Regex pattern, TimeSpan timeout)
+    {
+        var deadline = DateTime.UtcNow + timeout;
+        while (true)
+        {
+            var match = pattern.Match(OutputTail);
+            if (match.Success)
+                return match;
+            if (DateTime.UtcNow >= deadline)
+                return null;
+            Thread.Sleep(20);
+        }
+    }
+
     public void EnsureRunning()
     {
+        if (_stopped)
+            throw new HarnessException($"{Name} server was stopped");
         if (_process.HasExited)
             throw new HarnessException($"{Name} server ({CommandLine}) exited with code {_process.ExitCode}:\n{OutputTail}");
     }
@@ -174,7 +250,10 @@ public sealed class ServerUnderTest : IDisposable
     {
         ServerUnderTest[] servers;
         lock (Running)
+        {
+            _stopping = true;
             servers = [.. Running];
+        }
         foreach (var server in servers)
             server.Dispose();
     }
@@ -185,6 +264,7 @@ public sealed class ServerUnderTest : IDisposable
         {
             if (!Running.Remove(this))
                 return;
+            _stopped = true;
         }
         try
         {
@@ -198,15 +278,6 @@ public sealed class ServerUnderTest : IDisposable
         {
         }
         _process.Dispose();
-        if (_workingDirectory is not null)
-        {
-            try
-            {
-                Directory.Delete(_workingDirectory, recursive: true);
-            }
-            catch (IOException)
-            {
-            }
-        }
+        _directory?.Dispose();
     }
 }
