@@ -198,16 +198,17 @@ public sealed class ClientConnection : IDisposable
     private async ValueTask FlushAsync(PipeWriter output)
     {
         var aof = _server.Aof;
-        if (aof.Enabled && aof.Policy == Persistence.FsyncPolicy.Always)
+        if (aof.Enabled)
         {
-            // Nothing this client is told may depend on bytes a crash could still lose: its own
-            // writes, or others' writes its reads saw. One fdatasync covers everyone waiting.
+            // Nothing this client is told may depend on bytes a crash could still lose (under
+            // "always" a crash of the machine, otherwise of the process): its own writes, or
+            // others' writes its reads saw. One write or fdatasync covers everyone waiting.
             // While the disk fails, only its own writes hold it back, so reads go on.
             while (aof.Enabled)
             {
                 var advanced = aof.DurabilityAdvanced;
                 long target = aof.WriteError is null ? Math.Max(_durableWaitOffset, aof.AppendedOffsetRelaxed) : _durableWaitOffset;
-                if (aof.DurableOffset >= target)
+                if (aof.AcknowledgedOffset >= target)
                     break;
                 await advanced;
             }

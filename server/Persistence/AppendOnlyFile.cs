@@ -12,10 +12,12 @@ namespace Diagnostics.Server.Persistence;
 /// Appending: a connection encodes its batch's writes while it still holds the shard, then copies
 /// them here under one short lock (<see cref="Append"/>), so the file's order of two writes to one
 /// key is the order they ran in. A dedicated writer thread takes the whole buffer at once, writes
-/// it, and makes it durable as appendfsync says. With "always" a connection holds its replies
-/// until <see cref="DurableOffset"/> passes its writes; every connection whose writes arrived while
-/// the previous fdatasync ran is covered by the next one (group commit), so throughput grows with
-/// the number of clients instead of being one fsync per write.
+/// it, and makes it durable as appendfsync says. A connection holds its replies until its writes
+/// are safe as the policy promises (<see cref="AcknowledgedOffset"/>): with "always" until an
+/// fdatasync covered them, otherwise until the kernel has them, so a crash of the process alone
+/// never loses an acknowledged write, as with Redis, which writes before it replies. Every
+/// connection whose writes arrived while the previous write or fdatasync ran is covered by the
+/// next one (group commit), so throughput grows with the number of clients.
 ///
 /// Failures: bytes not yet durable are kept in memory; a failed write or sync cuts the file back
 /// to its last durable length and the writer retries every second. Meanwhile write commands are
@@ -43,6 +45,7 @@ public sealed partial class AppendOnlyFile : IDisposable
     private volatile bool _enabled;
     private volatile string? _writeError;
     private long _durableOffset;
+    private long _writtenOffset;
     private TaskCompletionSource _durabilityAdvanced = NewSignal();
 
     // Owned by the writer thread.
@@ -75,6 +78,12 @@ public sealed partial class AppendOnlyFile : IDisposable
     /// <summary>Logical offset (bytes ever appended) that is durable as the fsync policy defines it.</summary>
     public long DurableOffset => Volatile.Read(ref _durableOffset);
 
+    /// <summary>Logical offset handed to the kernel: survives a crash of this process, not of the machine.</summary>
+    public long WrittenOffset => Volatile.Read(ref _writtenOffset);
+
+    /// <summary>How far replies may acknowledge writes: durable under "always", written otherwise.</summary>
+    public long AcknowledgedOffset => Policy == FsyncPolicy.Always ? DurableOffset : WrittenOffset;
+
     public long AppendedOffset
     {
         get { lock (_gate) return _appendedOffset; }
@@ -84,8 +93,8 @@ public sealed partial class AppendOnlyFile : IDisposable
     public long AppendedOffsetRelaxed => Volatile.Read(ref _appendedOffset);
 
     /// <summary>
-    /// Completes the next time <see cref="DurableOffset"/> moves or the disk starts failing; read
-    /// it before checking the offset.
+    /// Completes the next time <see cref="WrittenOffset"/> or <see cref="DurableOffset"/> moves or
+    /// the disk starts failing; read it before checking the offsets.
     /// </summary>
     public Task DurabilityAdvanced => Volatile.Read(ref _durabilityAdvanced).Task;
 
@@ -152,9 +161,19 @@ public sealed partial class AppendOnlyFile : IDisposable
     {
         if (offset <= Volatile.Read(ref _durableOffset))
             return;
+        if (offset > Volatile.Read(ref _writtenOffset))
+            Volatile.Write(ref _writtenOffset, offset);
         Volatile.Write(ref _durableOffset, offset);
-        var previous = Interlocked.Exchange(ref _durabilityAdvanced, NewSignal());
-        previous.TrySetResult();
+        Interlocked.Exchange(ref _durabilityAdvanced, NewSignal()).TrySetResult();
+    }
+
+    /// <summary>Publishes a new written offset and wakes every connection waiting on it.</summary>
+    private void PublishWritten(long offset)
+    {
+        if (offset <= Volatile.Read(ref _writtenOffset))
+            return;
+        Volatile.Write(ref _writtenOffset, offset);
+        Interlocked.Exchange(ref _durabilityAdvanced, NewSignal()).TrySetResult();
     }
 
     // ---- the writer thread -----------------------------------------------------------------
@@ -340,6 +359,8 @@ public sealed partial class AppendOnlyFile : IDisposable
                 _unsynced.Add(pending);
             }
             _pending.Clear();
+            if (written > 0 && Policy != FsyncPolicy.Always)
+                PublishWritten(writtenEnd); // under always the sync below publishes, once durable
 
             var policy = Policy;
             long unsyncedBytes = _incrLength - _syncedLength;
