@@ -183,8 +183,121 @@ public sealed partial class AppendOnlyFile : IDisposable
     private void StartWriter()
     {
         _stopRequested = false;
+        _syncerStop = false;
         _writer = new Thread(WriterLoop) { IsBackground = true, Name = "aof writer" };
         _writer.Start();
+        _syncer = new Thread(SyncerLoop) { IsBackground = true, Name = "aof fsync" };
+        _syncer.Start();
+    }
+
+    // ---- the everysec fsync thread ---------------------------------------------------------
+    //
+    // Under everysec the fdatasync runs on its own thread, as Redis's bio thread does it, so a
+    // slow flush of a second's worth of writes never holds up the writes (and the replies waiting
+    // for them) that keep coming meanwhile. "always" syncs on the writer: that sync is the point.
+
+    private sealed record SyncRequest(DiskFile File, long Length, int Buffers, long EndOffset);
+    private sealed record SyncOutcome(SyncRequest Request, DiskFileException? Error, long Micros);
+
+    private readonly object _syncGate = new();
+    private Thread? _syncer;
+    private bool _syncerStop;
+    private SyncRequest? _syncHandoff;   // under _syncGate: for the fsync thread
+    private SyncOutcome? _syncDone;      // under _gate: for the writer
+    private SyncRequest? _syncInFlight;  // writer only
+
+    private void SyncerLoop()
+    {
+        Memory.TrackedAllocator.NameCurrentThread("aof fsync");
+        while (true)
+        {
+            SyncRequest request;
+            lock (_syncGate)
+            {
+                while (_syncHandoff is null && !_syncerStop)
+                    Monitor.Wait(_syncGate);
+                if (_syncHandoff is null)
+                    return;
+                request = _syncHandoff;
+                _syncHandoff = null;
+            }
+            long started = Stopwatch.GetTimestamp();
+            DiskFileException? error = null;
+            try
+            {
+                request.File.Sync(DiskIoPurpose.AofFsync);
+            }
+            catch (DiskFileException ex)
+            {
+                error = ex;
+            }
+            lock (_gate)
+            {
+                _syncDone = new SyncOutcome(request, error, (long)Stopwatch.GetElapsedTime(started).TotalMicroseconds);
+                Monitor.PulseAll(_gate);
+            }
+        }
+    }
+
+    private void StopSyncer()
+    {
+        lock (_syncGate)
+        {
+            _syncerStop = true;
+            Monitor.PulseAll(_syncGate);
+        }
+        _syncer?.Join();
+        _syncer = null;
+    }
+
+    /// <summary>Writer: hands the fsync of everything written so far to the fsync thread.</summary>
+    private void StartBackgroundSync()
+    {
+        var request = new SyncRequest(_incr!, _incrLength, _unsynced.Count, _unsynced[^1].EndOffset);
+        _syncInFlight = request;
+        _lastSyncTicks = Environment.TickCount64;
+        lock (_syncGate)
+        {
+            _syncHandoff = request;
+            Monitor.Pulse(_syncGate);
+        }
+    }
+
+    /// <summary>Writer: takes the fsync thread's result, if there is one, and acts on it.</summary>
+    private void CompleteBackgroundSync()
+    {
+        SyncOutcome? outcome;
+        lock (_gate)
+        {
+            outcome = _syncDone;
+            _syncDone = null;
+        }
+        if (outcome is null)
+            return;
+        _syncInFlight = null;
+        if (outcome.Error is not null)
+        {
+            OnDiskError(outcome.Error);
+            return;
+        }
+        _lastSyncMicros = outcome.Micros;
+        if (outcome.Micros > 2_000_000)
+            _delayedFsyncs++;
+        _syncedLength = _fsyncedLength = outcome.Request.Length;
+        ReleaseUnsynced(outcome.Request.Buffers);
+    }
+
+    /// <summary>Writer: waits for an fsync in flight (before syncing itself, switching or cutting files).</summary>
+    private void AwaitBackgroundSync()
+    {
+        if (_syncInFlight is null)
+            return;
+        lock (_gate)
+        {
+            while (_syncDone is null)
+                Monitor.Wait(_gate);
+        }
+        CompleteBackgroundSync();
     }
 
     private void WriterLoop()
@@ -213,6 +326,7 @@ public sealed partial class AppendOnlyFile : IDisposable
                 Monitor.PulseAll(_gate); // appenders waiting for room
             }
 
+            CompleteBackgroundSync();
             if (_initialBase is not null && !WriteInitialBase())
                 continue;
             bool retryDue = _writeError is null || Environment.TickCount64 >= _nextRetryTicks;
@@ -235,6 +349,8 @@ public sealed partial class AppendOnlyFile : IDisposable
             }
             MaybeStartAutoRewrite();
         }
+        AwaitBackgroundSync();
+        StopSyncer();
         CloseIncr();
     }
 
@@ -286,7 +402,7 @@ public sealed partial class AppendOnlyFile : IDisposable
     }
 
     private bool HasWorkLocked()
-        => !_active.IsEmpty || _stopRequested || _rewriteStep != RewriteStep.None || _initialBase is not null
+        => !_active.IsEmpty || _stopRequested || _rewriteStep != RewriteStep.None || _initialBase is not null || _syncDone is not null
            || Volatile.Read(ref _syncRequested) != 0
            || (_unsynced.Count > 0 && Environment.TickCount64 - _lastSyncTicks >= EverySecIntervalMs)
            || (_writeError is not null && Environment.TickCount64 >= _nextRetryTicks);
@@ -363,8 +479,13 @@ public sealed partial class AppendOnlyFile : IDisposable
 
             var policy = Policy;
             long unsyncedBytes = _incrLength - _syncedLength;
-            bool sync = _unsynced.Count > 0 && (forceSync || policy == FsyncPolicy.Always
-                || (policy == FsyncPolicy.EverySec && (Environment.TickCount64 - _lastSyncTicks >= EverySecIntervalMs || unsyncedBytes > MaxUnsyncedBytes)));
+            bool everysecDue = policy == FsyncPolicy.EverySec
+                && (Environment.TickCount64 - _lastSyncTicks >= EverySecIntervalMs || unsyncedBytes > MaxUnsyncedBytes);
+            if (everysecDue && !forceSync && _syncInFlight is null && _unsynced.Count > 0)
+                StartBackgroundSync();
+            if (forceSync || policy == FsyncPolicy.Always)
+                AwaitBackgroundSync();
+            bool sync = _unsynced.Count > 0 && (forceSync || policy == FsyncPolicy.Always);
             if (sync)
             {
                 long started = Stopwatch.GetTimestamp();
@@ -376,7 +497,7 @@ public sealed partial class AppendOnlyFile : IDisposable
                 _syncedLength = _fsyncedLength = _incrLength;
                 ReleaseUnsynced();
             }
-            else if (policy == FsyncPolicy.No && _unsynced.Count > 0)
+            else if (policy == FsyncPolicy.No && _unsynced.Count > 0 && _syncInFlight is null)
             {
                 // "no" promises nothing past the write: what the kernel took is as durable as it gets.
                 _syncedLength = _incrLength;
@@ -399,17 +520,24 @@ public sealed partial class AppendOnlyFile : IDisposable
         }
     }
 
-    private void ReleaseUnsynced()
+    /// <summary>Frees the first <paramref name="count"/> written buffers (all by default), now durable.</summary>
+    private void ReleaseUnsynced(int count = -1)
     {
-        long end = _unsynced[^1].EndOffset;
-        foreach (var done in _unsynced)
-            Recycle(done.Buffer);
-        _unsynced.Clear();
+        if (count < 0)
+            count = _unsynced.Count;
+        if (count == 0)
+            return;
+        long end = _unsynced[count - 1].EndOffset;
+        for (int i = 0; i < count; i++)
+            Recycle(_unsynced[i].Buffer);
+        _unsynced.RemoveRange(0, count);
         PublishDurable(end);
     }
 
     private void OnDiskError(DiskFileException ex)
     {
+        // An fsync still running would race the cut below; its result counts first.
+        AwaitBackgroundSync();
         _lastWriteStatusOk = false;
         if (_writeError != ex.Message)
             Log.LogWarning("Error writing to the AOF file {File}: {Error}. Write commands are refused until it works again.", _incr?.Name, ex.Message);
@@ -435,6 +563,7 @@ public sealed partial class AppendOnlyFile : IDisposable
 
     private void CloseIncr()
     {
+        AwaitBackgroundSync();
         _incr?.Dispose();
         _incr = null;
     }
