@@ -323,20 +323,19 @@ public sealed partial class AppendOnlyFile : IDisposable
     {
         if (_incr is null)
             return;
+        int written = 0;
         try
         {
-            long writtenEnd = -1;
-            int written = 0;
-            foreach (var pending in _pending)
+            for (; written < _pending.Count; written++)
             {
+                var pending = _pending[written];
                 _incr.Write(pending.Buffer.Span, _incrLength, DiskIoPurpose.AofWrite);
                 _incrLength += pending.Buffer.Length;
                 _writeBytes += pending.Buffer.Length;
-                writtenEnd = pending.EndOffset;
-                written++;
                 _unsynced.Add(pending);
             }
             _pending.Clear();
+            written = 0;
 
             var policy = Policy;
             long unsyncedBytes = _incrLength - _syncedLength;
@@ -368,6 +367,10 @@ public sealed partial class AppendOnlyFile : IDisposable
         }
         catch (DiskFileException ex)
         {
+            // The buffers written before the failure moved to _unsynced, which OnDiskError puts
+            // back in front of _pending: leaving them in _pending too would write them twice on
+            // the retry (an INCR applied twice on load), and twice more after every later failure.
+            _pending.RemoveRange(0, written);
             OnDiskError(ex);
         }
     }
