@@ -202,13 +202,17 @@ public sealed class ClientConnection : IDisposable
         {
             // Nothing this client is told may depend on bytes a crash could still lose: its own
             // writes, or others' writes its reads saw. One fdatasync covers everyone waiting.
+            // While the disk fails, only its own writes hold the reply: others' undurable writes
+            // cannot become durable until an operator frees space, and waiting for them would
+            // hang every client, PING and MISCONF replies included, where reads must go on.
             long target = Math.Max(_durableWaitOffset, aof.AppendedOffsetRelaxed);
             while (aof.Enabled)
             {
-                var advanced = aof.DurabilityAdvanced;
-                if (aof.DurableOffset >= target)
+                var changed = aof.DurabilityAdvanced;
+                long durable = aof.DurableOffset;
+                if (durable >= target || (aof.WriteError is not null && durable >= _durableWaitOffset))
                     break;
-                await advanced;
+                await changed;
             }
         }
         Reply.Commit();

@@ -83,7 +83,10 @@ public sealed partial class AppendOnlyFile : IDisposable
     /// <summary>The appended offset read without the lock: possibly a moment stale, never torn (64-bit).</summary>
     public long AppendedOffsetRelaxed => Volatile.Read(ref _appendedOffset);
 
-    /// <summary>Completes the next time <see cref="DurableOffset"/> moves; read it before checking the offset.</summary>
+    /// <summary>
+    /// Completes the next time <see cref="DurableOffset"/> moves or the disk starts failing
+    /// (<see cref="WriteError"/>); read it before checking either.
+    /// </summary>
     public Task DurabilityAdvanced => Volatile.Read(ref _durabilityAdvanced).Task;
 
     public FsyncPolicy Policy => _server.Config.AppendFsync;
@@ -150,8 +153,24 @@ public sealed partial class AppendOnlyFile : IDisposable
         if (offset <= Volatile.Read(ref _durableOffset))
             return;
         Volatile.Write(ref _durableOffset, offset);
+        WakeDurabilityWaiters();
+    }
+
+    private void WakeDurabilityWaiters()
+    {
         var previous = Interlocked.Exchange(ref _durabilityAdvanced, NewSignal());
         previous.TrySetResult();
+    }
+
+    /// <summary>
+    /// Records a failing disk: write commands are refused from now on, and connections holding
+    /// replies re-check what they wait for (see ClientConnection.FlushAsync).
+    /// </summary>
+    private void SetWriteError(string error)
+    {
+        _lastWriteStatusOk = false;
+        _writeError = error;
+        WakeDurabilityWaiters();
     }
 
     // ---- the writer thread -----------------------------------------------------------------
@@ -386,10 +405,9 @@ public sealed partial class AppendOnlyFile : IDisposable
 
     private void OnDiskError(DiskFileException ex)
     {
-        _lastWriteStatusOk = false;
         if (_writeError != ex.Message)
             Log.LogWarning("Error writing to the AOF file {File}: {Error}. Write commands are refused until it works again.", _incr?.Name, ex.Message);
-        _writeError = ex.Message;
+        SetWriteError(ex.Message);
         _nextRetryTicks = Environment.TickCount64 + RetryIntervalMs;
         // What was written since the last sync may be partly on disk, partly not: cut it away and
         // write it again from memory once the disk works.
