@@ -207,10 +207,9 @@ public sealed partial class AppendOnlyFile
         catch (DiskFileException ex)
         {
             TryDelete(temp);
-            _lastWriteStatusOk = false;
             if (_writeError != ex.Message)
                 Log.LogWarning("Error writing the AOF base file: {Error}. Write commands are refused until it works.", ex.Message);
-            _writeError = ex.Message;
+            SetWriteError(ex.Message);
             _nextRetryTicks = Environment.TickCount64 + RetryIntervalMs;
             return false;
         }

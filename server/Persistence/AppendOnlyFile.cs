@@ -164,7 +164,7 @@ public sealed partial class AppendOnlyFile : IDisposable
         if (offset > Volatile.Read(ref _writtenOffset))
             Volatile.Write(ref _writtenOffset, offset);
         Volatile.Write(ref _durableOffset, offset);
-        Interlocked.Exchange(ref _durabilityAdvanced, NewSignal()).TrySetResult();
+        WakeDurabilityWaiters();
     }
 
     /// <summary>Publishes a new written offset and wakes every connection waiting on it.</summary>
@@ -173,7 +173,24 @@ public sealed partial class AppendOnlyFile : IDisposable
         if (offset <= Volatile.Read(ref _writtenOffset))
             return;
         Volatile.Write(ref _writtenOffset, offset);
-        Interlocked.Exchange(ref _durabilityAdvanced, NewSignal()).TrySetResult();
+        WakeDurabilityWaiters();
+    }
+
+    private void WakeDurabilityWaiters()
+    {
+        var previous = Interlocked.Exchange(ref _durabilityAdvanced, NewSignal());
+        previous.TrySetResult();
+    }
+
+    /// <summary>
+    /// Records a failing disk: write commands are refused from now on, and connections holding
+    /// replies re-check what they wait for (see ClientConnection.FlushAsync).
+    /// </summary>
+    private void SetWriteError(string error)
+    {
+        _lastWriteStatusOk = false;
+        _writeError = error;
+        WakeDurabilityWaiters();
     }
 
     // ---- the writer thread -----------------------------------------------------------------
@@ -538,14 +555,10 @@ public sealed partial class AppendOnlyFile : IDisposable
     {
         // An fsync still running would race the cut below; its result counts first.
         AwaitBackgroundSync();
-        _lastWriteStatusOk = false;
         if (_writeError != ex.Message)
             Log.LogWarning("Error writing to the AOF file {File}: {Error}. Write commands are refused until it works again.", _incr?.Name, ex.Message);
-        bool newlyFailing = _writeError is null;
-        _writeError = ex.Message;
+        SetWriteError(ex.Message);
         _nextRetryTicks = Environment.TickCount64 + RetryIntervalMs;
-        if (newlyFailing)
-            Interlocked.Exchange(ref _durabilityAdvanced, NewSignal()).TrySetResult(); // waiting readers need not wait any more
         // What was written since the last sync may be partly on disk, partly not: cut it away and
         // write it again from memory once the disk works.
         _pending.InsertRange(0, _unsynced);

@@ -117,11 +117,18 @@ public sealed class ServerProcess : IDisposable
     public RespClient Connect() => new(Port);
 
     /// <summary>Waits for the process to exit on its own (after SHUTDOWN, say).</summary>
-    public bool WaitForExit(TimeSpan timeout)
+    public bool WaitForExit(TimeSpan timeout) => WaitForExitAndOutput(timeout);
+
+    /// <summary>
+    /// The timed WaitForExit can return before the output handlers have seen the last lines (the
+    /// documented caveat); the untimed one, called once the process is gone, waits for them, so
+    /// <see cref="Output"/> holds everything the server printed before exiting.
+    /// </summary>
+    private bool WaitForExitAndOutput(TimeSpan timeout)
     {
         if (!_process.WaitForExit(timeout))
             return false;
-        _process.WaitForExit(); // and for the output readers to deliver the last lines
+        _process.WaitForExit();
         return true;
     }
 
@@ -139,7 +146,7 @@ public sealed class ServerProcess : IDisposable
     {
         if (!_process.HasExited)
             _process.Kill();
-        _process.WaitForExit(10_000);
+        WaitForExitAndOutput(TimeSpan.FromSeconds(10));
     }
 
     /// <summary>SIGTERM, as a service manager stops the server; waits for the exit.</summary>
@@ -149,7 +156,7 @@ public sealed class ServerProcess : IDisposable
             throw new PlatformNotSupportedException("SIGTERM is a Unix signal");
         if (!_process.HasExited && SendSignal(_process.Id, 15) != 0)
             throw new InvalidOperationException($"kill(SIGTERM) failed for pid {_process.Id}");
-        return WaitForExit(timeout);
+        return WaitForExitAndOutput(timeout);
     }
 
     [System.Runtime.InteropServices.DllImport("libc", EntryPoint = "kill", SetLastError = true)]
