@@ -210,6 +210,9 @@ public sealed class ClientConnection : IDisposable
                 long target = aof.WriteError is null ? Math.Max(_durableWaitOffset, aof.AppendedOffsetRelaxed) : _durableWaitOffset;
                 if (aof.AcknowledgedOffset >= target)
                     break;
+                // Write the group ourselves unless someone else is writing it (or must: always).
+                if (aof.TryWriteNow())
+                    continue;
                 await advanced;
             }
         }

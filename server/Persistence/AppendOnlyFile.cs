@@ -31,6 +31,8 @@ public sealed partial class AppendOnlyFile : IDisposable
     private const long MaxUnsyncedBytes = 64L * 1024 * 1024;
     // A connection appending past this waits for the writer: the disk is slower than the writes.
     private const long MaxBufferedBytes = 256L * 1024 * 1024;
+    private const int WriterWakeBytes = 1024 * 1024;
+    private const int LeaderWaitMs = 1;
 
     private readonly DataServer _server;
     // Guards the append buffer and the writer's hand-offs; the writer sleeps on it (Monitor).
@@ -129,7 +131,10 @@ public sealed partial class AppendOnlyFile : IDisposable
                 _active.AppendRaw(records.Span[start..end]);
             }
             Volatile.Write(ref _appendedOffset, _appendedOffset + _active.Length - before);
-            if (_writerWaiting)
+            // Under everysec and no the connections waiting for their writes write them
+            // themselves (TryWriteNow); the writer thread is woken only when it has the job, or
+            // when writes pile up with nobody waiting for them (the cron's expiry DELs).
+            if (_writerWaiting && (Policy == FsyncPolicy.Always || _active.Length > WriterWakeBytes))
                 Monitor.Pulse(_gate);
             return _appendedOffset;
         }
@@ -323,8 +328,6 @@ public sealed partial class AppendOnlyFile : IDisposable
         _lastSyncTicks = Environment.TickCount64;
         while (true)
         {
-            bool stop;
-            RewriteStep step;
             lock (_gate)
             {
                 while (!HasWorkLocked())
@@ -335,40 +338,99 @@ public sealed partial class AppendOnlyFile : IDisposable
                     if (!signalled)
                         break; // time-driven work: the everysec sync, a retry, the auto-rewrite check
                 }
-                if (Policy == FsyncPolicy.Always && !_stopRequested && !_active.IsEmpty)
-                    GatherGroupLocked();
-                TakeActiveLocked();
-                stop = _stopRequested;
-                step = TakeRewriteStepLocked();
-                Monitor.PulseAll(_gate); // appenders waiting for room
             }
-
-            CompleteBackgroundSync();
-            if (_initialBase is not null && !WriteInitialBase())
-                continue;
-            bool retryDue = _writeError is null || Environment.TickCount64 >= _nextRetryTicks;
-            bool syncRequested = Interlocked.Exchange(ref _syncRequested, 0) != 0;
-            if (retryDue)
-                FlushPending(forceSync: stop || syncRequested || step == RewriteStep.Cut || Policy == FsyncPolicy.Always);
-            if (step != RewriteStep.None)
-                RunRewriteStep(step);
-            if (stop)
-            {
-                if (_writeError is null && SyncBeforeExit())
-                    break;
-                // Stopping with the disk failing: keep trying a little, then give up loudly.
-                if (Environment.TickCount64 > _stopDeadline)
-                {
-                    Log.LogError("Exiting with {Bytes} bytes of the AOF not written: {Error}", PendingBytes(), _writeError);
-                    break;
-                }
-                Thread.Sleep(100);
-            }
-            MaybeStartAutoRewrite();
+            if (Policy == FsyncPolicy.Always && !_stopRequested)
+                GatherGroup();
+            bool exit;
+            lock (_fileGate)
+                exit = WriterStep();
+            if (exit)
+                break;
         }
-        AwaitBackgroundSync();
-        StopSyncer();
-        CloseIncr();
+        lock (_fileGate)
+        {
+            AwaitBackgroundSync();
+            StopSyncer();
+            CloseIncr();
+        }
+    }
+
+    /// <summary>One pass of the writer with the file held: write, sync, switch files. True when it should exit.</summary>
+    private bool WriterStep()
+    {
+        bool stop;
+        RewriteStep step;
+        lock (_gate)
+        {
+            TakeActiveLocked();
+            stop = _stopRequested;
+            step = TakeRewriteStepLocked();
+            Monitor.PulseAll(_gate); // appenders waiting for room
+        }
+
+        CompleteBackgroundSync();
+        if (_initialBase is not null && !WriteInitialBase())
+            return false;
+        bool retryDue = _writeError is null || Environment.TickCount64 >= _nextRetryTicks;
+        bool syncRequested = Interlocked.Exchange(ref _syncRequested, 0) != 0;
+        if (retryDue)
+            FlushPending(forceSync: stop || syncRequested || step == RewriteStep.Cut || Policy == FsyncPolicy.Always);
+        if (step != RewriteStep.None)
+            RunRewriteStep(step);
+        if (stop)
+        {
+            if (_writeError is null && SyncBeforeExit())
+                return true;
+            // Stopping with the disk failing: keep trying a little, then give up loudly.
+            if (Environment.TickCount64 > _stopDeadline)
+            {
+                Log.LogError("Exiting with {Bytes} bytes of the AOF not written: {Error}", PendingBytes(), _writeError);
+                return true;
+            }
+            Thread.Sleep(100);
+        }
+        MaybeStartAutoRewrite();
+        return false;
+    }
+
+    // Held by whoever writes the file: the writer thread for each pass, or a connection that
+    // writes its group itself (TryWriteNow). Taken before _gate, never after.
+    private readonly object _fileGate = new();
+
+    /// <summary>
+    /// Under everysec and no, a connection whose replies wait for the kernel to have its writes
+    /// writes them itself when nobody else is writing, with everything appended so far (group
+    /// write, leader style): the replies then leave on its own thread, where handing the write to
+    /// the writer thread would cost a wake-up there and a thread-pool hop back for every batch.
+    /// Under always the writer thread keeps the job, since the sync and its gathering pause are
+    /// the point. Returns false when someone else is writing or the writer must (errors, a file
+    /// switch, the first base): the caller then waits as usual.
+    /// </summary>
+    public bool TryWriteNow()
+    {
+        // Waiting a moment for another connection's write (tens of microseconds) costs less than
+        // parking this connection and resuming it from the thread pool; a write that takes
+        // longer than that is left to finish while this connection waits asynchronously.
+        if (Policy == FsyncPolicy.Always || !Monitor.TryEnter(_fileGate, LeaderWaitMs))
+            return false;
+        try
+        {
+            if (_incr is null || _writeError is not null || _initialBase is not null || _writer is null)
+                return false;
+            lock (_gate)
+            {
+                if (_rewriteStep != RewriteStep.None || _stopRequested)
+                    return false;
+                TakeActiveLocked();
+                Monitor.PulseAll(_gate);
+            }
+            FlushPending(forceSync: false);
+            return true;
+        }
+        finally
+        {
+            Monitor.Exit(_fileGate);
+        }
     }
 
     private long _stopDeadline;
@@ -377,26 +439,27 @@ public sealed partial class AppendOnlyFile : IDisposable
     /// <summary>
     /// Group commit's gathering pause: the clients released by the last fdatasync are sending their
     /// next writes right now; syncing at the first byte would cover only the fastest of them and
-    /// leave the rest for another full sync. Waiting up to a quarter of the last sync's duration,
-    /// and only while writes keep arriving, lets one sync cover them all (PostgreSQL's commit_delay,
-    /// made adaptive). With a single client nothing arrives during the pause, so it ends at once.
+    /// leave the rest for another full sync. While writes keep arriving, and for at most the last
+    /// sync's duration (2 ms at most), the writer yields its core to the connections producing
+    /// them, then syncs them all at once (PostgreSQL's commit_delay, made adaptive). With a single
+    /// client nothing arrives meanwhile, so the pause ends at the first look. Lock-free: it only
+    /// watches the appended offset. (A timed wait cannot do this: Monitor waits in whole
+    /// milliseconds, longer than the whole budget.)
     /// </summary>
-    private void GatherGroupLocked()
+    private void GatherGroup()
     {
         long budgetMicros = Math.Min(_lastSyncMicros, 2000);
+        if (budgetMicros <= 0)
+            return;
         long deadline = Stopwatch.GetTimestamp() + budgetMicros * Stopwatch.Frequency / 1_000_000;
-        int length = _active.Length;
-        while (budgetMicros > 0)
+        long seen = AppendedOffsetRelaxed;
+        while (Stopwatch.GetTimestamp() < deadline && !_stopRequested)
         {
-            long left = deadline - Stopwatch.GetTimestamp();
-            if (left <= 0)
-                break;
-            _writerWaiting = true;
-            Monitor.Wait(_gate, TimeSpan.FromTicks(Math.Max(1, left * TimeSpan.TicksPerSecond / Stopwatch.Frequency)));
-            _writerWaiting = false;
-            if (_active.Length == length || _stopRequested)
+            Thread.Yield();
+            long now = AppendedOffsetRelaxed;
+            if (now == seen)
                 break; // quiet: nobody else is about to write
-            length = _active.Length;
+            seen = now;
         }
     }
 
