@@ -5,6 +5,7 @@ using Diagnostics.Server.Persistence;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 
+Thread.CurrentThread.Name ??= "main"; // it loads the AOF: name it in INFO threads and diskio
 var config = new ServerConfig();
 var problems = ConfigLoader.Load(args, config);
 if (problems.Count > 0)

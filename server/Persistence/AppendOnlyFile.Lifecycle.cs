@@ -285,8 +285,12 @@ public sealed partial class AppendOnlyFile
         {
             if (!FlushAndSync(TimeSpan.FromSeconds(30)))
                 return $"ERR Error trying to flush the AOF: {_writeError}";
-            keyspace.ClearAll();
-            LastLoad = AofLoader.Load(_server, keyspace, Directory, _manifest, DiskIoPurpose.LoadRead, Log, allowTruncatedTail: false);
+            // Holding the file keeps a finishing rewrite from switching or deleting files mid-load.
+            lock (_fileGate)
+            {
+                keyspace.ClearAll();
+                LastLoad = AofLoader.Load(_server, keyspace, Directory, _manifest, DiskIoPurpose.LoadRead, Log, allowTruncatedTail: false);
+            }
             return null;
         }
         string directory = _server.Config.Dir;

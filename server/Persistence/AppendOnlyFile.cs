@@ -11,8 +11,10 @@ namespace Diagnostics.Server.Persistence;
 ///
 /// Appending: a connection encodes its batch's writes while it still holds the shard, then copies
 /// them here under one short lock (<see cref="Append"/>), so the file's order of two writes to one
-/// key is the order they ran in. A dedicated writer thread takes the whole buffer at once, writes
-/// it, and makes it durable as appendfsync says. A connection holds its replies until its writes
+/// key is the order they ran in. Whoever writes takes the whole buffer at once: under everysec and
+/// no the connection waiting for its writes does it (group write, <see cref="TryWriteNow"/>),
+/// under always the writer thread, which gathers a group and fdatasyncs it; the everysec fsync
+/// runs on a thread of its own. A connection holds its replies until its writes
 /// are safe as the policy promises (<see cref="AcknowledgedOffset"/>): with "always" until an
 /// fdatasync covered them, otherwise until the kernel has them, so a crash of the process alone
 /// never loses an acknowledged write, as with Redis, which writes before it replies. Every
@@ -50,7 +52,11 @@ public sealed partial class AppendOnlyFile : IDisposable
     private long _writtenOffset;
     private TaskCompletionSource _durabilityAdvanced = NewSignal();
 
-    // Owned by the writer thread.
+    // Held by whoever writes the file: the writer thread for each pass, or a connection that
+    // writes its group itself (TryWriteNow). Taken before _gate, never after.
+    private readonly object _fileGate = new();
+
+    // Owned by the holder of _fileGate.
     private Thread? _writer;
     private bool _stopRequested;
     private readonly List<PendingBuffer> _pending = [];
@@ -392,10 +398,6 @@ public sealed partial class AppendOnlyFile : IDisposable
         MaybeStartAutoRewrite();
         return false;
     }
-
-    // Held by whoever writes the file: the writer thread for each pass, or a connection that
-    // writes its group itself (TryWriteNow). Taken before _gate, never after.
-    private readonly object _fileGate = new();
 
     /// <summary>
     /// Under everysec and no, a connection whose replies wait for the kernel to have its writes
