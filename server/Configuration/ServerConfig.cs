@@ -44,8 +44,8 @@ public sealed class ServerConfig
             v => OneOf(v, ["no", "yes", "local"], s => EnableDebugCommand = s), mutable: false));
 
         Add(new ConfigParameter("appendonly", () => AppendOnly ? "yes" : "no", SetAppendOnly));
-        Add(new ConfigParameter("appendfilename", () => AppendFileName, v => PlainFileName(v, s => AppendFileName = s), mutable: false));
-        Add(new ConfigParameter("appenddirname", () => AppendDirName, v => PlainFileName(v, s => AppendDirName = s), mutable: false));
+        Add(new ConfigParameter("appendfilename", () => AppendFileName, v => PlainFileName(v, "appendfilename can't be a path, just a filename", s => AppendFileName = s), mutable: false));
+        Add(new ConfigParameter("appenddirname", () => AppendDirName, v => PlainFileName(v, "appenddirname can't be a path, just a dirname", s => AppendDirName = s), mutable: false));
         Add(new ConfigParameter("appendfsync", () => AppendFsync switch { FsyncPolicy.Always => "always", FsyncPolicy.No => "no", _ => "everysec" },
             v => OneOf(v, ["always", "everysec", "no"], s => AppendFsync = s switch { "always" => FsyncPolicy.Always, "no" => FsyncPolicy.No, _ => FsyncPolicy.EverySec })));
         Int("auto-aof-rewrite-percentage", () => AutoAofRewritePercentage, v => AutoAofRewritePercentage = v, 0, int.MaxValue);
@@ -224,10 +224,10 @@ public sealed class ServerConfig
     }
 
     /// <summary>File names must not lead out of their directory (Redis refuses paths in them).</summary>
-    private static string? PlainFileName(string value, Action<string> set)
+    private static string? PlainFileName(string value, string error, Action<string> set)
     {
         if (value.Length == 0 || value.Contains('/') || value.Contains('\\') || value is "." or "..")
-            return "appendfilename/appenddirname can't be a path, just a filename";
+            return error; // Redis's wording
         set(value);
         return null;
     }

@@ -42,9 +42,30 @@ public sealed partial class AppendOnlyFile
         var summary = LastLoad!.Value;
         Log.LogInformation("DB loaded from append only file: {Seconds} seconds ({Commands} commands, {Keys} keys, {Size})",
             summary.Elapsed.TotalSeconds.ToString("0.000", CultureInfo.InvariantCulture), summary.Commands, summary.KeysLoaded, AofLoader.FormatBytes(summary.Bytes));
+        RemoveLeftovers(manifest);
         OpenForAppend(manifest);
         _enabled = true;
         StartWriter();
+    }
+
+    /// <summary>
+    /// What a crash mid-rewrite can leave behind and no manifest uses: a half-written temp base and
+    /// replaced files still listed as history. Both are deleted (the manifest never pointed at the
+    /// temp file, and history files were already replaced).
+    /// </summary>
+    private void RemoveLeftovers(AofManifest manifest)
+    {
+        foreach (var temp in System.IO.Directory.GetFiles(Directory, "temp-rewriteaof-bg-*.aof"))
+        {
+            Log.LogInformation("Removing {File}, left by an interrupted rewrite", Path.GetFileName(temp));
+            TryDelete(temp);
+        }
+        if (manifest.History.Count == 0)
+            return;
+        foreach (var old in manifest.History)
+            TryDelete(Path.Combine(Directory, old.Name));
+        manifest.History.Clear();
+        manifest.Persist(Directory, BaseName);
     }
 
     /// <summary>
