@@ -47,7 +47,11 @@ public sealed class ServerConfig
         Add(new ConfigParameter("appendfilename", () => AppendFileName, v => PlainFileName(v, "appendfilename can't be a path, just a filename", s => AppendFileName = s), mutable: false));
         Add(new ConfigParameter("appenddirname", () => AppendDirName, v => PlainFileName(v, "appenddirname can't be a path, just a dirname", s => AppendDirName = s), mutable: false));
         Add(new ConfigParameter("appendfsync", () => AppendFsync switch { FsyncPolicy.Always => "always", FsyncPolicy.No => "no", _ => "everysec" },
-            v => OneOf(v, ["always", "everysec", "no"], s => AppendFsync = s switch { "always" => FsyncPolicy.Always, "no" => FsyncPolicy.No, _ => FsyncPolicy.EverySec })));
+            v => OneOf(v, ["always", "everysec", "no"], s =>
+            {
+                AppendFsync = s switch { "always" => FsyncPolicy.Always, "no" => FsyncPolicy.No, _ => FsyncPolicy.EverySec };
+                AppendFsyncChanged?.Invoke();
+            })));
         Int("auto-aof-rewrite-percentage", () => AutoAofRewritePercentage, v => AutoAofRewritePercentage = v, 0, int.MaxValue);
         Memory("auto-aof-rewrite-min-size", () => AutoAofRewriteMinSize, v => AutoAofRewriteMinSize = v, 0, long.MaxValue);
         Bool("aof-load-truncated", () => AofLoadTruncated, v => AofLoadTruncated = v);
@@ -118,6 +122,9 @@ public sealed class ServerConfig
     /// Not set at startup, when the value is only recorded and the server acts on it once loaded.
     /// </summary>
     public Func<bool, string?>? AppendOnlyChanging { get; set; }
+
+    /// <summary>Raised when appendfsync changes, so the AOF writer acts on the new policy at once.</summary>
+    public event Action? AppendFsyncChanged;
 
     /// <summary>Raised when hz changes at run time so the shard cron can follow.</summary>
     public event Action<int>? HzChanged;

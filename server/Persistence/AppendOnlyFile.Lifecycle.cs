@@ -24,6 +24,9 @@ public sealed partial class AppendOnlyFile
     public void Start()
     {
         _server.Config.AppendOnlyChanging = ChangeEnabled;
+        // Written but unsynced bytes become due at once when the policy turns to always.
+        _server.Config.AppendFsyncChanged += () => Interlocked.Exchange(ref _syncRequested, 1);
+        _server.Config.AppendFsyncChanged += Wake;
         if (!_server.Config.AppendOnly)
             return;
         System.IO.Directory.CreateDirectory(Directory);
