@@ -37,13 +37,4 @@ public static class DiskIo
         lock (s_gate)
             return [.. s_records];
     }
-
-    /// <summary>All threads' figures for <paramref name="purpose"/>.</summary>
-    public static DiskIoStats Total(DiskIoPurpose purpose)
-    {
-        var total = new DiskIoStats(purpose, 0, 0, 0, 0, new long[LatencyHistogram.BucketCount]);
-        foreach (var record in Snapshot())
-            total = total.Plus(record.Read(purpose));
-        return total;
-    }
 }

@@ -551,7 +551,6 @@ public sealed partial class AppendOnlyFile : IDisposable
                 var pending = _pending[written];
                 _incr.Write(pending.Buffer.Span, _incrLength, DiskIoPurpose.AofWrite);
                 _incrLength += pending.Buffer.Length;
-                _writeBytes += pending.Buffer.Length;
                 _unsynced.Add(pending);
             }
             _pending.Clear();
@@ -648,7 +647,6 @@ public sealed partial class AppendOnlyFile : IDisposable
 
     // ---- statistics for INFO ----------------------------------------------------------------
 
-    private long _writeBytes;
     private long _delayedFsyncs;
     private volatile bool _lastWriteStatusOk = true;
 

@@ -83,7 +83,7 @@ public sealed partial class DiskFile : IDisposable
                 DiskIo.Record(purpose, 0, start, failed: true);
                 if (errno == EINTR)
                     continue;
-                throw new DiskFileException(Marshal.GetPInvokeErrorMessage(errno), errno);
+                throw new DiskFileException(Marshal.GetPInvokeErrorMessage(errno));
             }
             DiskIo.Record(purpose, written, start);
             data = data[(int)written..];
@@ -130,7 +130,7 @@ public sealed partial class DiskFile : IDisposable
             while (result < 0 && errno == EINTR);
             DiskIo.Record(purpose, 0, start, failed: result < 0);
             if (result < 0)
-                throw new DiskFileException(Marshal.GetPInvokeErrorMessage(errno), errno);
+                throw new DiskFileException(Marshal.GetPInvokeErrorMessage(errno));
             return;
         }
         try
@@ -184,14 +184,14 @@ public sealed partial class DiskFile : IDisposable
         {
             int errno = Marshal.GetLastPInvokeError();
             DiskIo.Record(DiskIoPurpose.Manifest, 0, start, failed: true);
-            throw new DiskFileException($"{directory}: {Marshal.GetPInvokeErrorMessage(errno)}", errno);
+            throw new DiskFileException($"{directory}: {Marshal.GetPInvokeErrorMessage(errno)}");
         }
         int result = LinuxFsync(fd);
         int syncErrno = result < 0 ? Marshal.GetLastPInvokeError() : 0;
         LinuxClose(fd);
         DiskIo.Record(DiskIoPurpose.Manifest, 0, start, failed: result < 0);
         if (result < 0)
-            throw new DiskFileException($"{directory}: {Marshal.GetPInvokeErrorMessage(syncErrno)}", syncErrno);
+            throw new DiskFileException($"{directory}: {Marshal.GetPInvokeErrorMessage(syncErrno)}");
     }
 
     private const int EINTR = 4;
