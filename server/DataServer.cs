@@ -20,6 +20,13 @@ public sealed class DataServer : IDisposable
         Aof = new Persistence.AppendOnlyFile(this);
         // Keys the cron expires reach the AOF as DELs while it is on.
         Keyspace.Cron.Aof = Aof;
+        SlowLog.ThresholdMicros = config.SlowLogSlowerThanMicros;
+        SlowLog.MaxLength = config.SlowLogMaxLength;
+        config.SlowLogChanged += () =>
+        {
+            SlowLog.ThresholdMicros = config.SlowLogSlowerThanMicros;
+            SlowLog.MaxLength = config.SlowLogMaxLength;
+        };
     }
 
     public ServerConfig Config { get; }
@@ -29,6 +36,8 @@ public sealed class DataServer : IDisposable
     /// <summary>The append-only file: logging, loading and rewriting.</summary>
     public Persistence.AppendOnlyFile Aof { get; }
     public ServerStats Stats { get; } = new();
+    /// <summary>Commands slower than slowlog-log-slower-than (SLOWLOG).</summary>
+    public SlowLog SlowLog { get; } = new();
     /// <summary>Sampled rates for INFO's instantaneous_* fields.</summary>
     public InstantaneousMetrics Instantaneous { get; }
     public string RunId { get; } = Convert.ToHexStringLower(System.Security.Cryptography.RandomNumberGenerator.GetBytes(20));

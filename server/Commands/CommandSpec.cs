@@ -41,6 +41,9 @@ public sealed class CommandSpec
     public string Summary { get; }
     public string Since { get; }
     public string Complexity { get; }
+    /// <summary>Arguments that hold secrets, shown as "(redacted)" wherever commands are recorded; null when none do.</summary>
+    public ArgumentRedactor? Redact { get; init; }
+
     /// <summary>Documented arguments (COMMAND DOCS), in order.</summary>
     public IReadOnlyList<CommandArgument> Arguments { get; init; } = [];
     public CommandSpec? Parent { get; private set; }

@@ -27,6 +27,7 @@ public sealed class CommandTable
         ConfigCommands.Register(this);
         InfoCommand.Register(this);
         DebugCommands.Register(this);
+        SlowLogCommands.Register(this);
     }
 
     /// <summary>Top-level commands in registration order.</summary>

@@ -17,7 +17,11 @@ public static class ConfigCommands
                 new CommandSpec("get", -3, f, 0, 0, 0, Get, g, "Returns the effective values of configuration parameters.", "2.0.0", perParameter)
                 { Arguments = [new("parameter", "string", Multiple: true)] },
                 new CommandSpec("set", -4, f, 0, 0, 0, Set, g, "Sets configuration parameters in-flight.", "2.0.0", perParameter)
-                { Arguments = [new("data", "block", Multiple: true, Children: [new("parameter", "string"), new("value", "string")])] },
+                {
+                    Arguments = [new("data", "block", Multiple: true, Children: [new("parameter", "string"), new("value", "string")])],
+                    // The value of a sensitive parameter (Redis 7's SENSITIVE_CONFIG): requirepass.
+                    Redact = (args, index) => index >= 3 && index % 2 == 1 && Protocol.NumberFormat.EqualsIgnoreCase(args[index - 1], "requirepass"u8),
+                },
                 // Parks every shard so the per-database expiry counters are reset by their owner's rules.
                 new CommandSpec("resetstat", 2, (f & ~Connection) | AllShards, 0, 0, 0, ResetStat, g, "Resets the server's statistics.", "2.0.0"),
                 new CommandSpec("rewrite", 2, f, 0, 0, 0, Rewrite, g, "Persists the effective configuration to file.", "2.8.0"),

@@ -55,6 +55,15 @@ public sealed class ServerConfig
         Int("auto-aof-rewrite-percentage", () => AutoAofRewritePercentage, v => AutoAofRewritePercentage = v, 0, int.MaxValue);
         Memory("auto-aof-rewrite-min-size", () => AutoAofRewriteMinSize, v => AutoAofRewriteMinSize = v, 0, long.MaxValue);
         Bool("aof-load-truncated", () => AofLoadTruncated, v => AofLoadTruncated = v);
+        Add(new ConfigParameter("slowlog-log-slower-than", () => SlowLogSlowerThanMicros.ToString(CultureInfo.InvariantCulture), v =>
+        {
+            if (!long.TryParse(v, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out long micros))
+                return "argument couldn't be parsed into an integer";
+            SlowLogSlowerThanMicros = micros;
+            SlowLogChanged?.Invoke();
+            return null;
+        }));
+        Int("slowlog-max-len", () => SlowLogMaxLength, v => { SlowLogMaxLength = v; SlowLogChanged?.Invoke(); }, 0, int.MaxValue);
         Bool("aof-rewrite-incremental-fsync", () => AofRewriteIncrementalFsync, v => AofRewriteIncrementalFsync = v);
 
         // Redis tunables that shape internal encodings or features this server does not have:
@@ -122,6 +131,13 @@ public sealed class ServerConfig
     /// Not set at startup, when the value is only recorded and the server acts on it once loaded.
     /// </summary>
     public Func<bool, string?>? AppendOnlyChanging { get; set; }
+
+    /// <summary>slowlog-log-slower-than, microseconds: negative turns the slow log off, 0 logs every command.</summary>
+    public long SlowLogSlowerThanMicros { get; private set; } = 10_000;
+    public int SlowLogMaxLength { get; private set; } = 128;
+
+    /// <summary>Raised when a slow log setting changes.</summary>
+    public event Action? SlowLogChanged;
 
     /// <summary>Raised when appendfsync changes, so the AOF writer acts on the new policy at once.</summary>
     public event Action? AppendFsyncChanged;
@@ -265,8 +281,8 @@ public sealed class ServerConfig
         ("lazyfree-lazy-server-del", "no"), ("lazyfree-lazy-user-del", "no"), ("lazyfree-lazy-user-flush", "no"),
         ("activedefrag", "no"), ("save", ""), ("aof-use-rdb-preamble", "no"), ("aof-timestamp-enabled", "no"),
         ("tcp-backlog", "511"), ("supervised", "no"), ("always-show-logo", "no"), ("set-proc-title", "yes"),
-        ("lua-time-limit", "5000"), ("busy-reply-threshold", "5000"), ("slowlog-log-slower-than", "10000"),
-        ("slowlog-max-len", "128"), ("latency-monitor-threshold", "0"), ("latency-tracking", "yes"),
+        ("lua-time-limit", "5000"), ("busy-reply-threshold", "5000"),
+        ("latency-monitor-threshold", "0"), ("latency-tracking", "yes"),
         ("notify-keyspace-events", ""), ("maxmemory", "0"), ("maxmemory-policy", "noeviction"),
         ("maxmemory-samples", "5"), ("lfu-log-factor", "10"), ("lfu-decay-time", "1"),
         ("client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),

@@ -480,8 +480,11 @@ public sealed class ClientConnection : IDisposable
                 logged.Argument(args[i]);
             logged.EndCommand();
         }
+        long elapsed = Stopwatch.GetTimestamp() - started;
         counters.Calls[spec.Id]++;
-        counters.Ticks[spec.Id] += Stopwatch.GetTimestamp() - started;
+        counters.Ticks[spec.Id] += elapsed;
+        if (_server.SlowLog.IsSlow(elapsed) && (spec.Flags & CommandFlags.SkipSlowlog) == 0)
+            _server.SlowLog.Add(spec, args, elapsed * 1_000_000 / Stopwatch.Frequency, Address, Name ?? "");
         if (context.Failed)
             counters.Failed[spec.Id]++;
         CommandsProcessed++;
