@@ -29,6 +29,8 @@ public static class InfoBuilder
         new("replication", "Replication", true, WriteReplication),
         new("cpu", "CPU", true, WriteCpu),
         new("commandstats", "Commandstats", false, WriteCommandStats),
+        new("errorstats", "Errorstats", true, WriteErrorStats),
+        new("cluster", "Cluster", true, (text, _) => Field(text, "cluster_enabled", 0)),
         new("keyspace", "Keyspace", true, WriteKeyspace),
         new("threads", "Threads", false, WriteThreads),
         new("diskio", "Diskio", false, DiskIoInfo.Write),
@@ -93,6 +95,13 @@ public static class InfoBuilder
                 .Append(",frees=").Append(record.Frees)
                 .Append("\r\n");
         }
+    }
+
+    /// <summary>Error replies by code, as Redis's errorstat_&lt;CODE&gt;:count=N (at most 128 codes).</summary>
+    private static void WriteErrorStats(StringBuilder text, DataServer server)
+    {
+        foreach (var (code, count) in ThreadCounters.ErrorTotals())
+            text.Append("errorstat_").Append(code).Append(":count=").Append(count).Append("\r\n");
     }
 
     private static void WriteServer(StringBuilder text, DataServer server)

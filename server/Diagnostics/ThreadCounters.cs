@@ -32,6 +32,45 @@ public sealed class ThreadCounters
     /// <summary>Handlers that threw: the error reply was the server's fault (INFO unexpected_error_replies).</summary>
     public long InternalErrors;
 
+    /// <summary>Distinct error codes tracked per thread at most, as Redis caps errorstats (ERRORSTATS_LIMIT).</summary>
+    public const int MaxErrorCodes = 128;
+
+    // Error replies by code (the first word: ERR, WRONGTYPE, MISCONF...). Rare next to replies, so
+    // a dictionary behind the row's own lock, which only INFO ever contends for; the span lookup
+    // finds a known code without allocating.
+    private readonly Lock _errorGate = new();
+    private readonly Dictionary<string, long> _errors = new(StringComparer.Ordinal);
+
+    /// <summary>Counts one error reply under its code (INFO errorstats).</summary>
+    public void CountError(ReadOnlySpan<char> message)
+    {
+        int space = message.IndexOf(' ');
+        ReadOnlySpan<char> code = space < 0 ? message : message[..space];
+        lock (_errorGate)
+        {
+            var lookup = _errors.GetAlternateLookup<ReadOnlySpan<char>>();
+            if (lookup.TryGetValue(code, out long count))
+                lookup[code] = count + 1;
+            else if (_errors.Count < MaxErrorCodes)
+                _errors.Add(code.ToString(), 1);
+        }
+    }
+
+    /// <summary>Every thread's error replies by code, summed.</summary>
+    public static SortedDictionary<string, long> ErrorTotals()
+    {
+        var totals = new SortedDictionary<string, long>(StringComparer.Ordinal);
+        foreach (var row in All())
+        {
+            lock (row._errorGate)
+            {
+                foreach (var (code, count) in row._errors)
+                    totals[code] = totals.GetValueOrDefault(code) + count;
+            }
+        }
+        return totals;
+    }
+
     /// <summary>Sets how many command ids rows must hold; call once before serving.</summary>
     public static void Configure(int commandCount) => s_commandCount = commandCount;
 
@@ -89,6 +128,8 @@ public sealed class ThreadCounters
             row.KeyspaceMisses = 0;
             row.UnknownCommands = 0;
             row.InternalErrors = 0;
+            lock (row._errorGate)
+                row._errors.Clear();
         }
     }
 }

@@ -69,7 +69,12 @@ public sealed class RespWriter
     public void SimpleString(string text) => AsciiLine((byte)'+', text);
 
     /// <summary>An error reply; <paramref name="message"/> starts with its code, e.g. "ERR ..." or "WRONGTYPE ...".</summary>
-    public void Error(string message) => AsciiLine((byte)'-', message);
+    /// <summary>An error reply; counted under its code for INFO errorstats even when replies are muted, as Redis.</summary>
+    public void Error(string message)
+    {
+        Diagnostics.ThreadCounters.Current.CountError(message);
+        AsciiLine((byte)'-', message);
+    }
 
     public void Integer(long value)
     {

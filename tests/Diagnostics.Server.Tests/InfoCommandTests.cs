@@ -13,7 +13,7 @@ public sealed class InfoCommandTests(SharedServer shared) : IClassFixture<Shared
         var reply = c.Call("INFO");
         Assert.Equal('$', reply.Kind);
         string text = reply.Text!;
-        Assert.Equal(["Server", "Clients", "Memory", "Persistence", "Stats", "Replication", "CPU", "Keyspace"], Headers(text));
+        Assert.Equal(["Server", "Clients", "Memory", "Persistence", "Stats", "Replication", "CPU", "Errorstats", "Cluster", "Keyspace"], Headers(text));
         Assert.EndsWith("\r\n", text);
         Assert.DoesNotMatch(new Regex("[^\r]\n"), text);
         Assert.Contains("\r\n\r\n# Clients\r\n", text);
@@ -29,7 +29,7 @@ public sealed class InfoCommandTests(SharedServer shared) : IClassFixture<Shared
         Assert.Contains("Commandstats", Headers(c.Call("INFO", "all").Text!));
         Assert.Contains("Commandstats", Headers(c.Call("INFO", "everything").Text!));
         Assert.DoesNotContain("Commandstats", Headers(c.Call("INFO", "default").Text!));
-        Assert.Equal(["Server", "Clients", "Memory", "Persistence", "Stats", "Replication", "CPU", "Commandstats", "Keyspace"],
+        Assert.Equal(["Server", "Clients", "Memory", "Persistence", "Stats", "Replication", "CPU", "Commandstats", "Errorstats", "Cluster", "Keyspace"],
             Headers(c.Call("INFO", "default", "commandstats").Text!));
     }
 
