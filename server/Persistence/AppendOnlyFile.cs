@@ -427,6 +427,7 @@ public sealed partial class AppendOnlyFile : IDisposable
                 Monitor.PulseAll(_gate);
             }
             FlushPending(forceSync: false);
+            MaybeStartAutoRewrite(); // the writer thread may sleep for a while: check the growth here too
             return true;
         }
         finally

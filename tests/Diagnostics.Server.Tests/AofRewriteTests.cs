@@ -90,10 +90,10 @@ public sealed class AofRewriteTests
         for (int i = 0; i < 3000; i++)
             RespAssert.Ok(c.Call("SET", $"auto:{i % 100}", value + i));
         Poll.Until(() => InfoFields.GetInt64(c, "persistence", "aof_rewrites") >= 1, "an automatic rewrite");
-        Poll.Until(() => InfoFields.Get(c, "persistence", "aof_rewrite_in_progress") == "0", "the rewrite to finish");
         Poll.Until(() => server.Output.Contains("Starting automatic rewriting of AOF on", StringComparison.Ordinal), "the rewrite's log line");
-        long size = InfoFields.GetInt64(c, "persistence", "aof_current_size");
-        Assert.True(size < 1024 * 1024, $"the AOF is still {size} bytes after compaction");
+        // Writes went on during the first rewrite, so another may follow; in the end it is compact.
+        Poll.Until(() => InfoFields.Get(c, "persistence", "aof_rewrite_in_progress") == "0"
+            && InfoFields.GetInt64(c, "persistence", "aof_current_size") < 1024 * 1024, "the AOF to be compacted below 1 MB");
         RespAssert.Ok(c.Call("DEBUG", "RELOAD"));
         RespAssert.Integer(100, c.Call("DBSIZE"));
         RespAssert.Bulk(value + 2999, c.Call("GET", "auto:99"));
