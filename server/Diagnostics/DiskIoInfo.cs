@@ -27,7 +27,7 @@ public static class DiskIoInfo
                 if (stats.Count == 0)
                     continue;
                 text.Append("io_thread_").Append(record.OsThreadId).Append('_').Append(Name(purpose))
-                    .Append(":name=").Append(record.Name.Replace(',', ' ').Replace(':', ' '))
+                    .Append(":name=").Append(FieldSafe(record.Name))
                     .Append(",alive=").Append(record.IsAlive ? 1 : 0)
                     .Append(',').Append(Describe(stats)).Append("\r\n");
             }

@@ -71,6 +71,9 @@ public static class InfoBuilder
         return text.ToString();
     }
 
+    /// <summary>A free text (a thread name) made safe inside a "k=v,k=v" field value.</summary>
+    internal static string FieldSafe(string text) => text.Replace(',', ' ').Replace(':', ' ');
+
     internal static void Field(StringBuilder text, string name, string value) => text.Append(name).Append(':').Append(value).Append("\r\n");
     internal static void Field(StringBuilder text, string name, long value) => Field(text, name, value.ToString(CultureInfo.InvariantCulture));
     private static void Field(StringBuilder text, string name, double value, string format) => Field(text, name, value.ToString(format, CultureInfo.InvariantCulture));
@@ -84,7 +87,7 @@ public static class InfoBuilder
     {
         foreach (var record in ThreadMemoryRegistry.Snapshot())
         {
-            text.Append("thread_").Append(record.Id).Append(":name=").Append(record.Name.Replace(',', ' ').Replace(':', ' '))
+            text.Append("thread_").Append(record.Id).Append(":name=").Append(FieldSafe(record.Name))
                 .Append(",tid=").Append(record.OsThreadId)
                 .Append(",managed_id=").Append(record.ManagedThreadId)
                 .Append(",alive=").Append(record.IsAlive ? 1 : 0)

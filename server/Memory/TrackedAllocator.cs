@@ -85,6 +85,24 @@ public static unsafe class TrackedAllocator
         return fresh;
     }
 
+    /// <summary>
+    /// Grows a buffer that must hold <paramref name="needed"/> bytes by doubling its capacity
+    /// (starting at <paramref name="initial"/>), keeping its contents; capacities stay below 2 GB
+    /// so lengths fit an int. Throws when <paramref name="needed"/> cannot fit.
+    /// </summary>
+    public static byte* GrowDoubling(byte* block, ref int capacity, long needed, int initial, string what)
+    {
+        long grown = Math.Max(initial, (long)capacity * 2);
+        while (grown < needed)
+            grown *= 2;
+        grown = Math.Min(grown, int.MaxValue - 1024);
+        if (grown < needed)
+            throw new InsufficientMemoryException($"{what} exceeds 2 GB");
+        byte* fresh = Realloc(block, (nuint)grown);
+        capacity = (int)grown;
+        return fresh;
+    }
+
     /// <summary>Bytes the caller may use in the block (at least what it asked for).</summary>
     public static nuint UsableSize(byte* pointer) => (nuint)(ChargedSize(pointer) - HeaderSize);
 

@@ -37,10 +37,10 @@ public sealed class ClientConnection : IDisposable
     private readonly bool[] _involvedShards;
     private CommandSpec?[] _specs = new CommandSpec?[64];
     private volatile bool _closing;
-    // This connection's writes of the current batch, encoded for the AOF, and the AOF offset the
-    // replies must wait for under appendfsync always.
+    // This connection's writes of the current batch, encoded for the AOF, and the AOF offset just
+    // past its last writes: its replies wait until the AOF has them as safe as appendfsync promises.
     private Persistence.AofRecordBuffer? _loggedWrites;
-    private long _durableWaitOffset;
+    private long _aofWaitOffset;
 
     public ClientConnection(DataServer server, ClientTransport transport, ILogger log)
     {
@@ -207,7 +207,7 @@ public sealed class ClientConnection : IDisposable
             while (aof.Enabled)
             {
                 var advanced = aof.DurabilityAdvanced;
-                long target = aof.WriteError is null ? Math.Max(_durableWaitOffset, aof.AppendedOffsetRelaxed) : _durableWaitOffset;
+                long target = aof.WriteError is null ? Math.Max(_aofWaitOffset, aof.AppendedOffset) : _aofWaitOffset;
                 if (aof.AcknowledgedOffset >= target)
                     break;
                 // Write the group ourselves unless someone else is writing it (or must: always).
@@ -449,8 +449,12 @@ public sealed class ClientConnection : IDisposable
             return;
         }
         // Reads log too while the AOF is on: a key they find expired is deleted, and logged as DEL.
-        Persistence.AofRecordBuffer? logged = aof.Enabled ? _loggedWrites ??= new Persistence.AofRecordBuffer() : null;
-        Engine.ExpiryLog.Current = logged;
+        Persistence.AofRecordBuffer? logged = null;
+        if (aof.Enabled)
+        {
+            logged = _loggedWrites ??= new Persistence.AofRecordBuffer();
+            Engine.ExpiryLog.Current = logged;
+        }
 
         LastCommand = spec;
         long started = Stopwatch.GetTimestamp();
@@ -472,13 +476,16 @@ public sealed class ClientConnection : IDisposable
             counters.InternalErrors++;
             context.Error($"ERR internal error while executing '{spec.FullName}': {ex.Message}");
         }
-        Engine.ExpiryLog.Current = null;
-        if (logged is not null && spec.IsWrite && !context.Failed && context.Logging == AofLogging.Verbatim)
+        if (logged is not null)
         {
-            logged.BeginCommand(database, args.Count);
-            for (int i = 0; i < args.Count; i++)
-                logged.Argument(args[i]);
-            logged.EndCommand();
+            Engine.ExpiryLog.Current = null;
+            if (spec.IsWrite && !context.Failed && context.Logging == AofLogging.Verbatim)
+            {
+                logged.BeginCommand(database, args.Count);
+                for (int i = 0; i < args.Count; i++)
+                    logged.Argument(args[i]);
+                logged.EndCommand();
+            }
         }
         long elapsed = Stopwatch.GetTimestamp() - started;
         counters.Calls[spec.Id]++;
@@ -498,7 +505,7 @@ public sealed class ClientConnection : IDisposable
     {
         if (_loggedWrites is { IsEmpty: false } logged)
         {
-            _durableWaitOffset = _server.Aof.Append(logged);
+            _aofWaitOffset = _server.Aof.Append(logged);
             logged.Clear();
         }
     }

@@ -94,15 +94,8 @@ public sealed unsafe class AofRecordBuffer : IDisposable
             Grow(extra);
     }
 
-    private void Grow(int extra)
-    {
-        long needed = (long)_length + extra;
-        long capacity = Math.Max(InitialCapacity, (long)_capacity * 2);
-        while (capacity < needed)
-            capacity *= 2;
-        _data = _data == null ? TrackedAllocator.Alloc((nuint)capacity) : TrackedAllocator.Realloc(_data, (nuint)capacity);
-        _capacity = (int)Math.Min(capacity, int.MaxValue);
-    }
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void Grow(int extra) => _data = TrackedAllocator.GrowDoubling(_data, ref _capacity, (long)_length + extra, InitialCapacity, "AOF record buffer");
 
     /// <summary>Empties the buffer, keeping its memory unless one huge command inflated it.</summary>
     public void Clear()

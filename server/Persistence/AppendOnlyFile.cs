@@ -92,13 +92,8 @@ public sealed partial class AppendOnlyFile : IDisposable
     /// <summary>How far replies may acknowledge writes: durable under "always", written otherwise.</summary>
     public long AcknowledgedOffset => Policy == FsyncPolicy.Always ? DurableOffset : WrittenOffset;
 
-    public long AppendedOffset
-    {
-        get { lock (_gate) return _appendedOffset; }
-    }
-
-    /// <summary>The appended offset read without the lock: possibly a moment stale, never torn (64-bit).</summary>
-    public long AppendedOffsetRelaxed => Volatile.Read(ref _appendedOffset);
+    /// <summary>Logical offset of everything appended so far; written under the lock, read without it.</summary>
+    public long AppendedOffset => Volatile.Read(ref _appendedOffset);
 
     /// <summary>
     /// Completes the next time <see cref="WrittenOffset"/> or <see cref="DurableOffset"/> moves or
@@ -455,11 +450,11 @@ public sealed partial class AppendOnlyFile : IDisposable
         if (budgetMicros <= 0)
             return;
         long deadline = Stopwatch.GetTimestamp() + budgetMicros * Stopwatch.Frequency / 1_000_000;
-        long seen = AppendedOffsetRelaxed;
+        long seen = AppendedOffset;
         while (Stopwatch.GetTimestamp() < deadline && !_stopRequested)
         {
             Thread.Yield();
-            long now = AppendedOffsetRelaxed;
+            long now = AppendedOffset;
             if (now == seen)
                 break; // quiet: nobody else is about to write
             seen = now;

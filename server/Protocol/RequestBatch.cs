@@ -175,15 +175,7 @@ public sealed unsafe class RequestBatch : IDisposable
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void Grow(int length)
     {
-        long needed = (long)_arenaUsed + length;
-        long capacity = Math.Max(InitialArenaBytes, (long)_arenaCapacity * 2);
-        while (capacity < needed)
-            capacity *= 2;
-        capacity = Math.Min(capacity, int.MaxValue - 1024);
-        if (capacity < needed)
-            throw new InsufficientMemoryException("request batch exceeds 2 GB");
-        _arena = TrackedAllocator.Realloc(_arena, (nuint)capacity);
-        _arenaCapacity = (int)capacity;
+        _arena = TrackedAllocator.GrowDoubling(_arena, ref _arenaCapacity, (long)_arenaUsed + length, InitialArenaBytes, "request batch");
     }
 
     internal readonly record struct Mark(int ArenaUsed, int ArgCount, int CommandCount, long OpenArgsRemaining);

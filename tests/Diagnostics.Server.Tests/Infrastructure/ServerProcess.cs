@@ -43,14 +43,7 @@ public sealed class ServerProcess : IDisposable
     public static ServerProcess StartWith(string? configFile, params string[] arguments)
     {
         int port = FreePort();
-        string dll = Path.Combine(AppContext.BaseDirectory, "Diagnostics.Server.dll");
-        var info = new ProcessStartInfo("dotnet")
-        {
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
-        info.ArgumentList.Add(dll);
+        var info = ServerStartInfo();
         if (configFile is not null)
             info.ArgumentList.Add(configFile);
         bool hasPort = false;
@@ -134,6 +127,19 @@ public sealed class ServerProcess : IDisposable
 
     public int ExitCode => _process.ExitCode;
 
+    /// <summary>"dotnet Diagnostics.Server.dll" with its output captured; arguments are added by the caller.</summary>
+    private static ProcessStartInfo ServerStartInfo()
+    {
+        var info = new ProcessStartInfo("dotnet")
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+        };
+        info.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "Diagnostics.Server.dll"));
+        return info;
+    }
+
     public static int FreePort()
     {
         using var listener = new TcpListener(IPAddress.Loopback, 0);
@@ -168,14 +174,7 @@ public sealed class ServerProcess : IDisposable
     /// </summary>
     public static (int ExitCode, string Output) RunUntilExit(params string[] arguments)
     {
-        string dll = Path.Combine(AppContext.BaseDirectory, "Diagnostics.Server.dll");
-        var info = new ProcessStartInfo("dotnet")
-        {
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
-        info.ArgumentList.Add(dll);
+        var info = ServerStartInfo();
         info.ArgumentList.Add("--port");
         info.ArgumentList.Add(FreePort().ToString());
         foreach (var a in arguments)
