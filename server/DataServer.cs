@@ -27,6 +27,9 @@ public sealed class DataServer : IDisposable
             SlowLog.ThresholdMicros = config.SlowLogSlowerThanMicros;
             SlowLog.MaxLength = config.SlowLogMaxLength;
         };
+        ServerSampleSources.Register(Sampler, this);
+        Sampler.Enabled = config.DiagnosticsSampler;
+        config.DiagnosticsSamplerChanged += () => Sampler.Enabled = config.DiagnosticsSampler;
     }
 
     public ServerConfig Config { get; }
@@ -38,6 +41,12 @@ public sealed class DataServer : IDisposable
     public ServerStats Stats { get; } = new();
     /// <summary>Commands slower than slowlog-log-slower-than (SLOWLOG).</summary>
     public SlowLog SlowLog { get; } = new();
+    /// <summary>The 1 Hz sampler and the hour of history it keeps.</summary>
+    public Sampler Sampler { get; } = new();
+    /// <summary>The last few thousand log lines (debug package, HTTP API).</summary>
+    public LogRing Log { get; } = new();
+    /// <summary>Where subsystems add their entries to the debug package.</summary>
+    public Diagnostics.Package.DebugPackageRegistry DebugPackage { get; } = new();
     /// <summary>Sampled rates for INFO's instantaneous_* fields.</summary>
     public InstantaneousMetrics Instantaneous { get; }
     public string RunId { get; } = Convert.ToHexStringLower(System.Security.Cryptography.RandomNumberGenerator.GetBytes(20));
@@ -51,6 +60,7 @@ public sealed class DataServer : IDisposable
 
     public void Dispose()
     {
+        Sampler.Dispose();
         Instantaneous.Dispose();
         Aof.Dispose();
         Keyspace.Dispose();

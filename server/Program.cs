@@ -1,5 +1,7 @@
 using Diagnostics.Server;
+using Diagnostics.Server.Api;
 using Diagnostics.Server.Configuration;
+using Diagnostics.Server.Diagnostics.Package;
 using Diagnostics.Server.Network;
 using Diagnostics.Server.Persistence;
 using Microsoft.AspNetCore.Connections;
@@ -8,6 +10,8 @@ using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 Thread.CurrentThread.Name ??= "main"; // it loads the AOF: name it in INFO threads and diskio
 var config = new ServerConfig();
 var problems = ConfigLoader.Load(args, config);
+if (ApiGate.Problem(config) is { } httpProblem)
+    problems.Add(httpProblem);
 if (problems.Count > 0)
 {
     Console.Error.WriteLine("*** FATAL CONFIG ERROR ***");
@@ -25,7 +29,7 @@ Environment.SetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS
 Environment.SetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_THREAD_COUNT", config.IoThreads.ToString(System.Globalization.CultureInfo.InvariantCulture));
 
 using var server = new DataServer(config);
-IHost host = config.Transport == "kestrel" ? BuildKestrelHost() : BuildSocketHost();
+var host = BuildHost();
 var log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Server");
 var lifetime = host.Services.GetRequiredService<IHostApplicationLifetime>();
 server.ShutdownRequested.Token.Register(() => lifetime.StopApplication());
@@ -40,9 +44,15 @@ catch (Exception ex) when (ex is AofFormatException or DiskFileException or RdbF
     log.LogCritical("Can't load the append only file: {Error}", ex.Message);
     return 1;
 }
+server.Sampler.Start();
 lifetime.ApplicationStarted.Register(() =>
+{
+    if (config.HttpPort != 0)
+        log.LogInformation("HTTP API on http://{Bind}:{Port}/api ({Access})", string.Join(' ', config.HttpBind), config.HttpPort,
+            config.HttpApiKey is null ? "loopback only, no key" : "API key required");
     log.LogInformation("Server started, pid {Pid}, {Shards} shards ({Mode}), {Databases} databases, {Transport} transport. Ready to accept connections tcp on {Bind} port {Port}",
-        Environment.ProcessId, config.Shards, config.Mode, config.Databases, config.Transport, string.Join(' ', config.Bind), config.Port));
+        Environment.ProcessId, config.Shards, config.Mode, config.Databases, config.Transport, string.Join(' ', config.Bind), config.Port);
+});
 await host.RunAsync();
 if (server.Aof.Enabled)
 {
@@ -57,33 +67,41 @@ if (server.Aof.Enabled)
 log.LogInformation("Server is now ready to exit, bye bye...");
 return 0;
 
-// The lean socket listener runs in a generic host: nothing else listens.
-IHost BuildSocketHost()
+// One web host for both listeners: Kestrel serves HTTP (API, metrics, debug package) and, with
+// --transport kestrel, RESP too; by default RESP runs on the lean socket listener beside it.
+WebApplication BuildHost()
 {
-    // No default sources: settings come from redis.conf and --options only, and the default
-    // appsettings.json watcher would hold a file-watching thread for a file that is never used.
-    var builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true });
+    // The empty builder: no appsettings.json, environment or command-line configuration sources
+    // (settings come from redis.conf and --options only), and no file watcher thread for them.
+    var builder = WebApplication.CreateEmptyBuilder(new WebApplicationOptions { ApplicationName = "Diagnostics.Server" });
     ConfigureCommon(builder.Services, builder.Logging);
-    builder.Services.AddHostedService<SocketListener>();
-    return builder.Build();
-}
-
-// Kestrel's ConnectionHandler transport, kept selectable to measure against (--transport kestrel).
-IHost BuildKestrelHost()
-{
-    var builder = WebApplication.CreateSlimBuilder();
-    ConfigureCommon(builder.Services, builder.Logging);
-    builder.Services.Configure<SocketTransportOptions>(o => o.NoDelay = true);
+    builder.WebHost.UseKestrelCore();
+    builder.Services.AddRouting();
+    builder.Services.AddSingleton(new DebugPackageBuilder(server, server.DebugPackage));
     builder.WebHost.ConfigureKestrel(kestrel =>
     {
         kestrel.AddServerHeader = false;
+        if (config.HttpPort != 0)
+            foreach (var endPoint in ListenAddresses.Resolve(config.HttpBind, config.HttpPort))
+                kestrel.Listen(endPoint);
+        if (config.Transport != "kestrel")
+            return;
         // The RESP handler enforces client-query-buffer-limit itself; a transport-level pause would
         // deadlock a large bulk that must be buffered whole before it can be parsed.
         kestrel.Limits.MaxRequestBufferSize = null;
         foreach (var endPoint in ListenAddresses.Resolve(config.Bind, config.Port))
             kestrel.Listen(endPoint, listen => listen.UseConnectionHandler<RespConnectionHandler>());
     });
-    return builder.Build();
+    if (config.Transport == "kestrel")
+        builder.Services.Configure<SocketTransportOptions>(o => o.NoDelay = true);
+    else
+        builder.Services.AddHostedService<SocketListener>();
+
+    var app = builder.Build();
+    app.UseMiddleware<ApiGate>(config);
+    app.MapServerApi(server);
+    app.RegisterDebugEndpoints(server.DebugPackage);
+    return app;
 }
 
 void ConfigureCommon(IServiceCollection services, ILoggingBuilder logging)
@@ -102,6 +120,7 @@ void ConfigureCommon(IServiceCollection services, ILoggingBuilder logging)
         _ => LogLevel.None,
     });
     logging.AddFilter("Microsoft", LogLevel.Warning);
+    logging.AddProvider(server.Log);
     services.AddSingleton(server);
     services.AddSingleton<ClientSessions>();
     services.AddHostedService<IdleClientReaper>();

@@ -27,7 +27,9 @@ public sealed class CommandSpec
 
     public string Name { get; }
     /// <summary>"client|list" for subcommands, as COMMAND INFO and error messages spell it.</summary>
-    public string FullName => Parent is null ? Name : $"{Parent.Name}|{Name}";
+    // Built once: the in-flight slot stores it for every command, which must not allocate.
+    public string FullName => _fullName ??= Parent is null ? Name : $"{Parent.Name}|{Name}";
+    private string? _fullName;
     public byte[] NameBytes { get; }
     /// <summary>Positive: exact argument count including the name; negative: at least that many.</summary>
     public int Arity { get; }

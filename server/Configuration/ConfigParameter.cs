@@ -19,4 +19,6 @@ public sealed class ConfigParameter
     public Func<string, string?> Set { get; }
     /// <summary>False for settings that only take effect at start (port, bind, databases).</summary>
     public bool Mutable { get; }
+    /// <summary>A password or key: redacted wherever configuration leaves the server (HTTP API, debug package).</summary>
+    public bool Secret { get; init; }
 }

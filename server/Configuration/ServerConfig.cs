@@ -19,7 +19,7 @@ public sealed class ServerConfig
     {
         Int("port", () => Port, v => Port = v, 0, 65535, mutable: false);
         Add(new ConfigParameter("bind", () => string.Join(' ', Bind), v => SetBind(v), mutable: false));
-        Add(new ConfigParameter("requirepass", () => RequirePass ?? "", v => { RequirePass = v.Length == 0 ? null : v; return null; }));
+        Add(new ConfigParameter("requirepass", () => RequirePass ?? "", v => { RequirePass = v.Length == 0 ? null : v; return null; }) { Secret = true });
         Int("maxclients", () => MaxClients, v => MaxClients = v, 1, 1_000_000);
         Int("databases", () => Databases, v => Databases = v, 1, 1_000_000, mutable: false);
         Bool("protected-mode", () => ProtectedMode, v => ProtectedMode = v);
@@ -37,6 +37,8 @@ public sealed class ServerConfig
         Add(new ConfigParameter("loglevel", () => LogLevel, v => OneOf(v, ["debug", "verbose", "notice", "warning", "nothing"], s => LogLevel = s)));
         Int("http-port", () => HttpPort, v => HttpPort = v, 0, 65535, mutable: false);
         Add(new ConfigParameter("http-bind", () => string.Join(' ', HttpBind), v => { HttpBind = Split(v); return null; }, mutable: false));
+        Add(new ConfigParameter("http-api-key", () => HttpApiKey ?? "", v => { HttpApiKey = v.Length == 0 ? null : v; return null; }) { Secret = true });
+        Bool("diagnostics-sampler", () => DiagnosticsSampler, v => { DiagnosticsSampler = v; DiagnosticsSamplerChanged?.Invoke(); });
         Add(new ConfigParameter("daemonize", () => "no", v => v.Equals("no", StringComparison.OrdinalIgnoreCase) ? null : "daemonize is not supported; run under a service manager", mutable: false));
         Add(new ConfigParameter("pidfile", () => PidFile, v => { PidFile = v; return null; }, mutable: false));
         // Immutable as in Redis, so a client that can CONFIG SET cannot open DEBUG to itself.
@@ -104,6 +106,14 @@ public sealed class ServerConfig
     public string LogLevel { get; private set; } = "notice";
     public int HttpPort { get; private set; } = 8080;
     public string[] HttpBind { get; private set; } = ["127.0.0.1"];
+    /// <summary>
+    /// The key every HTTP request must present (Authorization: Bearer, or X-Api-Key) when set;
+    /// required when the HTTP listener binds beyond loopback.
+    /// </summary>
+    public string? HttpApiKey { get; private set; }
+    /// <summary>The 1 Hz sampler that feeds the history; off only to measure what it costs.</summary>
+    public bool DiagnosticsSampler { get; private set; } = true;
+    public event Action? DiagnosticsSamplerChanged;
     public string PidFile { get; private set; } = "";
     /// <summary>
     /// Who may run DEBUG: "no", "yes" or "local" (loopback clients only). Redis defaults to "no";

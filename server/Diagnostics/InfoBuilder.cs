@@ -153,7 +153,7 @@ public static class InfoBuilder
     {
         long used = TrackedAllocator.TotalBytes;
         long peak = Math.Max(TrackedAllocator.PeakBytes, used);
-        long rss = ResidentSetBytes();
+        long rss = ProcFs.ResidentBytes();
         long overhead = OverheadBytes(server);
         long maxMemory = MemorySize.TryParse(server.Config.Find("maxmemory")?.Get() ?? "0", out long limit) ? limit : 0;
         var gc = GC.GetGCMemoryInfo();
@@ -311,7 +311,7 @@ public static class InfoBuilder
     }
 
     /// <summary>Memory that holds no user data: hash table buckets and clients' argument arenas.</summary>
-    private static long OverheadBytes(DataServer server)
+    internal static long OverheadBytes(DataServer server)
     {
         long bytes = 0;
         foreach (var shard in server.Keyspace.Shards)
@@ -338,67 +338,17 @@ public static class InfoBuilder
         return value.ToString("0.00", CultureInfo.InvariantCulture) + units[unit];
     }
 
-    /// <summary>Resident set size from /proc/self/statm on Linux, the working set elsewhere.</summary>
-    private static long ResidentSetBytes()
-    {
-        if (OperatingSystem.IsLinux())
-        {
-            try
-            {
-                string[] fields = File.ReadAllText("/proc/self/statm").Split(' ');
-                if (fields.Length > 1 && long.TryParse(fields[1], CultureInfo.InvariantCulture, out long pages))
-                    return pages * Environment.SystemPageSize;
-            }
-            catch (IOException)
-            {
-            }
-        }
-        using var process = Process.GetCurrentProcess();
-        return process.WorkingSet64;
-    }
-
-    private static long TotalSystemMemory()
-    {
-        if (OperatingSystem.IsLinux())
-        {
-            try
-            {
-                foreach (string line in File.ReadLines("/proc/meminfo"))
-                {
-                    if (!line.StartsWith("MemTotal:", StringComparison.Ordinal))
-                        continue;
-                    string[] parts = line.Split(' ', StringSplitOptions.RemoveEmptyEntries);
-                    if (parts.Length >= 2 && long.TryParse(parts[1], CultureInfo.InvariantCulture, out long kb))
-                        return kb * 1024;
-                }
-            }
-            catch (IOException)
-            {
-            }
-        }
-        return GC.GetGCMemoryInfo().TotalAvailableMemoryBytes;
-    }
+    /// <summary>Physical memory of the machine: /proc/meminfo's MemTotal, or what the GC sees elsewhere.</summary>
+    internal static long TotalSystemMemory() => ProcFs.MemInfoBytes("MemTotal") ?? GC.GetGCMemoryInfo().TotalAvailableMemoryBytes;
 
     /// <summary>The kernel release as uname -r prints it ("6.1.0-18-amd64"), which is what Redis shows.</summary>
-    private static string KernelRelease()
-    {
-        if (OperatingSystem.IsLinux())
-        {
-            try
-            {
-                return File.ReadAllText("/proc/sys/kernel/osrelease").Trim();
-            }
-            catch (IOException)
-            {
-            }
-        }
-        return Environment.OSVersion.Version.ToString();
-    }
+    internal static string KernelRelease() =>
+        ProcFs.TryRead("/proc/sys/kernel/osrelease")?.Trim() ?? Environment.OSVersion.Version.ToString();
 
-    private static string OperatingSystemName() =>
+    internal static string OperatingSystemName() =>
         OperatingSystem.IsLinux() ? "Linux" : OperatingSystem.IsWindows() ? "Windows" : OperatingSystem.IsMacOS() ? "Darwin" : RuntimeInformation.OSDescription;
 
-    private static string ArchitectureName() => RuntimeInformation.OSArchitecture switch
+    internal static string ArchitectureName() => RuntimeInformation.OSArchitecture switch
     {
         Architecture.X64 => "x86_64",
         Architecture.Arm64 => "aarch64",

@@ -52,6 +52,10 @@ public sealed class SlowLog
         }
     }
 
+    /// <summary>Commands logged since start, including those trimmed or reset away (the history's slow-commands rate).</summary>
+    public long TotalLogged => Volatile.Read(ref _totalLogged);
+    private long _totalLogged;
+
     public int Length
     {
         get { lock (_gate) return _entries.Count; }
@@ -76,6 +80,7 @@ public sealed class SlowLog
                 arguments[i] = args[i].ToArray();
         }
         long now = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+        Interlocked.Increment(ref _totalLogged);
         lock (_gate)
         {
             _entries.AddFirst(new SlowLogEntry(_nextId++, now, micros, arguments, clientAddress, clientName));

@@ -1,9 +1,10 @@
 namespace Diagnostics.Server.Diagnostics;
 
 /// <summary>
-/// Per-thread command counters. Each thread writes only its own row with plain arithmetic; INFO
-/// and COMMAND readers sum the rows and accept slightly stale figures. This keeps per-command
-/// bookkeeping off shared cache lines.
+/// Per-thread command counters, network bytes and the thread's in-flight slot. Each thread writes
+/// only its own row with plain arithmetic; INFO, the thread view and the sampler sum or read the
+/// rows and accept slightly stale figures. This keeps per-command bookkeeping off shared cache
+/// lines.
 /// </summary>
 public sealed class ThreadCounters
 {
@@ -14,11 +15,20 @@ public sealed class ThreadCounters
 
     private ThreadCounters(int commands)
     {
+        Thread = Thread.CurrentThread;
+        OsThreadId = Memory.OsThread.CurrentId();
         Calls = new long[commands];
         Ticks = new long[commands];
         Failed = new long[commands];
         Rejected = new long[commands];
     }
+
+    internal Thread Thread { get; }
+    public int OsThreadId { get; }
+    public bool IsAlive => Thread.IsAlive;
+    public string Name => Thread.Name ?? (Thread.IsThreadPoolThread ? ".NET ThreadPool Worker" : $"thread {Thread.ManagedThreadId}");
+    /// <summary>What this thread runs now (a command, or the server's own work).</summary>
+    public InFlightSlot InFlight { get; } = new();
 
     public readonly long[] Calls;
     /// <summary>Stopwatch ticks spent executing each command.</summary>
@@ -31,6 +41,9 @@ public sealed class ThreadCounters
     public long UnknownCommands;
     /// <summary>Handlers that threw: the error reply was the server's fault (INFO unexpected_error_replies).</summary>
     public long InternalErrors;
+    /// <summary>Network bytes this thread read from and wrote to client sockets.</summary>
+    public long NetInputBytes;
+    public long NetOutputBytes;
 
     /// <summary>Distinct error codes tracked per thread at most, as Redis caps errorstats (ERRORSTATS_LIMIT).</summary>
     public const int MaxErrorCodes = 128;
@@ -128,6 +141,8 @@ public sealed class ThreadCounters
             row.KeyspaceMisses = 0;
             row.UnknownCommands = 0;
             row.InternalErrors = 0;
+            row.NetInputBytes = 0;
+            row.NetOutputBytes = 0;
             lock (row._errorGate)
                 row._errors.Clear();
         }

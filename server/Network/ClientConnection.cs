@@ -117,6 +117,7 @@ public sealed class ClientConnection : IDisposable
                 {
                     NetInputBytes += fresh;
                     _server.Stats.NetInput(fresh);
+                    ThreadCounters.Current.NetInputBytes += fresh;
                     LastInteractionMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
                 }
 
@@ -222,6 +223,7 @@ public sealed class ClientConnection : IDisposable
         {
             NetOutputBytes += written;
             _server.Stats.NetOutput(written);
+            ThreadCounters.Current.NetOutputBytes += written;
             // Sending counts as activity, as in Redis: a client reading a long reply is not idle.
             LastInteractionMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         }
@@ -461,6 +463,7 @@ public sealed class ClientConnection : IDisposable
         int database = DatabaseIndex;
         var context = new CommandContext(_server, this, _server.Keyspace, args, spec, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
             records: spec.IsWrite ? logged : null);
+        counters.InFlight.Begin(spec.FullName, Id, database, started);
         try
         {
             spec.Handler(ref context);
@@ -476,6 +479,7 @@ public sealed class ClientConnection : IDisposable
             counters.InternalErrors++;
             context.Error($"ERR internal error while executing '{spec.FullName}': {ex.Message}");
         }
+        counters.InFlight.End();
         if (logged is not null)
         {
             Engine.ExpiryLog.Current = null;

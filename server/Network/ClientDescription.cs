@@ -40,7 +40,7 @@ public static class ClientDescription
             .Append('\n');
     }
 
-    private static string Flags(ClientConnection client)
+    public static string Flags(ClientConnection client)
     {
         var flags = new StringBuilder();
         if (client.CloseAfterReply)

@@ -80,7 +80,8 @@ public sealed class ServerUnderTest : IDisposable
         IReadOnlyList<string>? persistence = null, ScratchDirectory? directory = null, bool waitUntilReady = true)
     {
         int port = FreePort();
-        var arguments = new List<string> { OurServerDll(), "--port", port.ToString(CultureInfo.InvariantCulture) };
+        // The HTTP listener runs as shipped, on its own free port.
+        var arguments = new List<string> { OurServerDll(), "--port", port.ToString(CultureInfo.InvariantCulture), "--http-port", FreePort().ToString(CultureInfo.InvariantCulture) };
         if (persistence is not null)
             arguments.AddRange(persistence);
         if (directory is not null)

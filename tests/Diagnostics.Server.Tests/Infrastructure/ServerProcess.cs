@@ -22,6 +22,8 @@ public sealed class ServerProcess : IDisposable
     }
 
     public int Port { get; }
+    /// <summary>The HTTP listener's port (API, metrics, debug package); 0 when started with --http-port 0.</summary>
+    public int HttpPort { get; private init; }
     // A log level above notice hides the ready line; then a connect is the only sign.
     private bool _quiet;
     public int Pid => _process.Id;
@@ -54,13 +56,20 @@ public sealed class ServerProcess : IDisposable
             info.ArgumentList.Add("--port");
             info.ArgumentList.Add(port.ToString());
         }
+        // Every server gets its own HTTP port too: the default 8080 would collide between tests.
+        int httpPort = Array.IndexOf(arguments, "--http-port") is >= 0 and int at ? int.Parse(arguments[at + 1]) : FreePort();
+        if (Array.IndexOf(arguments, "--http-port") < 0)
+        {
+            info.ArgumentList.Add("--http-port");
+            info.ArgumentList.Add(httpPort.ToString());
+        }
         foreach (var a in arguments)
             info.ArgumentList.Add(a);
         if (hasPort)
             port = int.Parse(arguments[Array.IndexOf(arguments, "--port") + 1]);
 
         var process = Process.Start(info)!;
-        var server = new ServerProcess(process, port) { _quiet = Array.IndexOf(arguments, "--loglevel") >= 0 };
+        var server = new ServerProcess(process, port) { HttpPort = httpPort, _quiet = Array.IndexOf(arguments, "--loglevel") >= 0 };
         process.OutputDataReceived += (_, e) => server.Append(e.Data);
         process.ErrorDataReceived += (_, e) => server.Append(e.Data);
         process.BeginOutputReadLine();
@@ -177,6 +186,11 @@ public sealed class ServerProcess : IDisposable
         var info = ServerStartInfo();
         info.ArgumentList.Add("--port");
         info.ArgumentList.Add(FreePort().ToString());
+        if (Array.IndexOf(arguments, "--http-port") < 0)
+        {
+            info.ArgumentList.Add("--http-port");
+            info.ArgumentList.Add(FreePort().ToString());
+        }
         foreach (var a in arguments)
             info.ArgumentList.Add(a);
         using var process = Process.Start(info)!;

@@ -1,0 +1,8 @@
+namespace Diagnostics.Contracts;
+
+/// <summary>
+/// Disk operations of one purpose ("aof_write", "aof_fsync"...) by one thread, or by all threads
+/// when <see cref="OsThreadId"/> is 0: count, bytes, time, errors and a latency histogram in
+/// power-of-two microsecond buckets (bucket i counts operations under 2^i µs, not cumulative).
+/// </summary>
+public sealed record DiskIoFigures(int OsThreadId, string ThreadName, string Purpose, long Operations, long Bytes, long Micros, long Errors, long[] LatencyBuckets);

@@ -1,0 +1,44 @@
+namespace Diagnostics.Contracts;
+
+/// <summary>
+/// The names of the sampler's figures, shared by the server that records them, the doctor rules
+/// that read them and the studio that plots them. Rates are per second over the last interval.
+/// </summary>
+public static class MetricNames
+{
+    public const string OpsPerSecond = "ops_per_sec";
+    /// <summary>Prefix of ops/s by command group: "ops_per_sec.string", "ops_per_sec.generic"...</summary>
+    public const string OpsPerSecondGroupPrefix = "ops_per_sec.";
+    public const string KeyspaceHitsPerSecond = "keyspace_hits_per_sec";
+    public const string KeyspaceMissesPerSecond = "keyspace_misses_per_sec";
+    public const string LatencyP50Micros = "latency_p50_usec";
+    public const string LatencyP99Micros = "latency_p99_usec";
+    public const string LatencyP999Micros = "latency_p999_usec";
+    public const string ConnectedClients = "connected_clients";
+    public const string RejectedConnectionsPerSecond = "rejected_connections_per_sec";
+    public const string NetInputBytesPerSecond = "net_input_bytes_per_sec";
+    public const string NetOutputBytesPerSecond = "net_output_bytes_per_sec";
+    public const string CpuProcessPercent = "cpu_process_percent";
+    public const string CpuUserPercent = "cpu_user_percent";
+    public const string CpuSystemPercent = "cpu_system_percent";
+    public const string CpuMachinePercent = "cpu_machine_percent";
+    public const string TrackedBytes = "memory_tracked_bytes";
+    public const string ManagedHeapBytes = "memory_managed_heap_bytes";
+    public const string ResidentBytes = "memory_rss_bytes";
+    public const string MaxMemoryBytes = "maxmemory_bytes";
+    public const string GcPauseMillisPerSecond = "gc_pause_ms_per_sec";
+    public const string GcCollectionsPerSecond = "gc_collections_per_sec";
+    public const string ManagedAllocatedBytesPerSecond = "managed_allocated_bytes_per_sec";
+    public const string DiskWriteBytesPerSecond = "disk_write_bytes_per_sec";
+    public const string DiskReadBytesPerSecond = "disk_read_bytes_per_sec";
+    public const string FsyncsPerSecond = "fsyncs_per_sec";
+    /// <summary>The slowest fsync (or fdatasync) completed in the interval.</summary>
+    public const string FsyncMaxMicros = "fsync_max_usec";
+    public const string ExpiredKeysPerSecond = "expired_keys_per_sec";
+    public const string EvictedKeysPerSecond = "evicted_keys_per_sec";
+    public const string ThreadPoolQueueLength = "threadpool_queue_length";
+    public const string ThreadPoolThreads = "threadpool_threads";
+    public const string ProcessThreads = "process_threads";
+    public const string SlowCommandsPerSecond = "slow_commands_per_sec";
+    public const string LargestOutputBufferBytes = "largest_output_buffer_bytes";
+}

@@ -1,0 +1,49 @@
+using Diagnostics.Server.Diagnostics.Package;
+
+namespace Diagnostics.Server.Api;
+
+public static class DebugEntryExtensions
+{
+    /// <summary>Includes this endpoint's response in the debug package as <paramref name="fileName"/>.</summary>
+    public static RouteHandlerBuilder IncludeInDebugPackage(this RouteHandlerBuilder builder, string fileName, string query = "") =>
+        builder.WithMetadata(new DebugEntryMetadata(fileName, query));
+
+    /// <summary>
+    /// Adds every endpoint marked with <see cref="DebugEntryMetadata"/> to the package registry.
+    /// The package calls the endpoint's own request delegate with a request made in-process, so the
+    /// file holds exactly what the endpoint returns, through the same code path.
+    /// </summary>
+    public static void RegisterDebugEndpoints(this WebApplication app, DebugPackageRegistry registry)
+    {
+        foreach (var dataSource in ((IEndpointRouteBuilder)app).DataSources)
+        {
+            foreach (var endpoint in dataSource.Endpoints)
+            {
+                if (endpoint is not RouteEndpoint route || endpoint.Metadata.GetMetadata<DebugEntryMetadata>() is not { } debug || endpoint.RequestDelegate is null)
+                    continue;
+                string path = "/" + (route.RoutePattern.RawText ?? "").TrimStart('/');
+                var handler = endpoint.RequestDelegate;
+                registry.Add(debug.FileName, (stream, cancellationToken) => InvokeAsync(app.Services, handler, endpoint, path, debug.Query, stream, cancellationToken));
+            }
+        }
+    }
+
+    private static async Task InvokeAsync(IServiceProvider services, RequestDelegate handler, Endpoint endpoint, string path, string query,
+        Stream body, CancellationToken cancellationToken)
+    {
+        await using var scope = services.CreateAsyncScope();
+        var context = new DefaultHttpContext { RequestServices = scope.ServiceProvider, RequestAborted = cancellationToken };
+        context.Request.Method = HttpMethods.Get;
+        context.Request.Scheme = "http";
+        context.Request.Host = new HostString("localhost");
+        context.Request.Path = path;
+        context.Request.QueryString = new QueryString(query.Length == 0 ? "" : "?" + query);
+        // Marks the request as coming from the server itself, so the API gate lets it through.
+        context.Features.Set(new InProcessRequest());
+        context.Response.Body = body;
+        context.SetEndpoint(endpoint);
+        await handler(context).ConfigureAwait(false);
+        if (context.Response.StatusCode >= 400)
+            throw new InvalidOperationException($"{path} answered HTTP {context.Response.StatusCode}");
+    }
+}

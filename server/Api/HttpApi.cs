@@ -1,0 +1,105 @@
+using System.Text.Json.Serialization.Metadata;
+using Diagnostics.Contracts;
+using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Package;
+using Diagnostics.Server.Diagnostics.Views;
+
+namespace Diagnostics.Server.Api;
+
+/// <summary>
+/// The JSON API: one GET endpoint per view of the server, each answering with a contract type.
+/// Endpoints marked with IncludeInDebugPackage are what the debug package holds; the package
+/// builder finds them by that mark.
+/// </summary>
+public static class HttpApi
+{
+    /// <summary>What a secret's value reads as wherever configuration leaves the server.</summary>
+    public const string Redacted = "(redacted)";
+
+    public static void MapServerApi(this WebApplication app, DataServer server)
+    {
+        var api = app.MapGroup("/api");
+
+        api.MapGet("/info", (string[]? section) => Json(InfoView.Build(server, section ?? []), ContractsJson.Default.InfoReport))
+            .IncludeInDebugPackage("info.json");
+        api.MapGet("/info.txt", () => Results.Text(InfoBuilder.Build(server, ["everything"]), "text/plain; charset=utf-8"))
+            .IncludeInDebugPackage("info.txt");
+        api.MapGet("/history", (long? seconds, long? from, long? to) => History(server, seconds, from, to))
+            .IncludeInDebugPackage("history.json", "seconds=3600");
+        api.MapGet("/threads", () => Json(ThreadView.Build(server.Sampler.ThreadCpu), ContractsJson.Default.ThreadSnapshotArray))
+            .IncludeInDebugPackage("threads.json");
+        api.MapGet("/clients", () => Json(ClientView.Build(server), ContractsJson.Default.ClientSnapshotArray))
+            .IncludeInDebugPackage("clients.json");
+        api.MapPost("/clients/{id:long}/kill", (long id) => KillClient(server, id));
+        api.MapGet("/inflight", () => Json(InFlightView.Build(), ContractsJson.Default.InFlightWorkArray))
+            .IncludeInDebugPackage("inflight.json");
+        api.MapGet("/commands", () => Json(CommandView.Build(server), ContractsJson.Default.CommandStatisticsArray))
+            .IncludeInDebugPackage("commands.json");
+        api.MapGet("/slowlog", () => Json(SlowLogView.Build(server), ContractsJson.Default.SlowLogRecordArray))
+            .IncludeInDebugPackage("slowlog.json");
+        api.MapGet("/memory", () => Json(MemoryView.Build(server), ContractsJson.Default.MemoryReport))
+            .IncludeInDebugPackage("memory.json");
+        api.MapGet("/diskio", () => Json(DiskIoView.Build(), ContractsJson.Default.DiskIoFiguresArray))
+            .IncludeInDebugPackage("diskio.json");
+        api.MapGet("/runtime", () => Json(RuntimeView.Build(), ContractsJson.Default.RuntimeReport))
+            .IncludeInDebugPackage("runtime.json");
+        api.MapGet("/environment", () => Json(EnvironmentView.Build(), ContractsJson.Default.EnvironmentReport))
+            .IncludeInDebugPackage("environment.json");
+        api.MapGet("/config", () => Json(RedactedConfig(server), ContractsJson.Default.DictionaryStringString))
+            .IncludeInDebugPackage("config.json");
+        api.MapGet("/log", () => Results.Text(string.Join('\n', server.Log.Lines()) + "\n", "text/plain; charset=utf-8"))
+            .IncludeInDebugPackage("log.txt");
+        api.MapGet("/debug/package", (DebugPackageBuilder builder, HttpContext context) => DebugPackage(builder, context));
+    }
+
+    private static IResult Json<T>(T value, JsonTypeInfo<T> type) => Results.Json(value, type);
+
+    /// <summary>The last <paramref name="seconds"/> (default 15 minutes), or the window [from, to] in unix ms.</summary>
+    private static IResult History(DataServer server, long? seconds, long? from, long? to)
+    {
+        long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        long end = to ?? now;
+        long start = from ?? end - (seconds ?? 900) * 1000;
+        if (start > end)
+            return Results.BadRequest("'from' is after 'to'");
+        return Json(server.Sampler.History.Window(start, end), ContractsJson.Default.MetricHistory);
+    }
+
+    private static IResult KillClient(DataServer server, long id)
+    {
+        if (server.Clients.Find(id) is not { } client)
+            return Results.NotFound($"no client with id {id}");
+        client.Kill();
+        return Results.Ok();
+    }
+
+    /// <summary>Every setting as CONFIG GET shows it, with passwords and keys replaced.</summary>
+    public static Dictionary<string, string> RedactedConfig(DataServer server)
+    {
+        var result = new Dictionary<string, string>(StringComparer.Ordinal);
+        foreach (var parameter in server.Config.Parameters)
+        {
+            string value = parameter.Get();
+            result[parameter.Name] = parameter.Secret && value.Length > 0 ? Redacted : value;
+        }
+        return result;
+    }
+
+    /// <summary>Builds the zip into a temp file, sends it with its length, and deletes it.</summary>
+    private static async Task DebugPackage(DebugPackageBuilder builder, HttpContext context)
+    {
+        string path = await builder.BuildAsync(context.RequestAborted);
+        try
+        {
+            string name = $"diagnostics-{Environment.MachineName}-{DateTime.UtcNow:yyyyMMdd-HHmmss}.zip";
+            context.Response.ContentType = "application/zip";
+            context.Response.Headers.ContentDisposition = $"attachment; filename=\"{name}\"";
+            context.Response.ContentLength = new FileInfo(path).Length;
+            await context.Response.SendFileAsync(path, context.RequestAborted);
+        }
+        finally
+        {
+            File.Delete(path);
+        }
+    }
+}

@@ -1,0 +1,152 @@
+using Diagnostics.Contracts;
+using Diagnostics.Server.Memory;
+
+namespace Diagnostics.Server.Diagnostics;
+
+/// <summary>
+/// The server's own history sources: commands, keyspace, clients and network, CPU, memory, GC
+/// and thread pool, disk. Each is a few counter reads once a second.
+/// </summary>
+public static class ServerSampleSources
+{
+    public static void Register(Sampler sampler, DataServer server)
+    {
+        sampler.AddSource(CommandSource(server));
+        sampler.AddSource(writer =>
+        {
+            var stats = server.Stats;
+            var (hits, misses) = ThreadCounters.KeyspaceTotals();
+            writer.Rate(MetricNames.KeyspaceHitsPerSecond, hits);
+            writer.Rate(MetricNames.KeyspaceMissesPerSecond, misses);
+            writer.Gauge(MetricNames.ConnectedClients, server.Clients.Count);
+            writer.Rate(MetricNames.RejectedConnectionsPerSecond, stats.RejectedConnections);
+            writer.Rate(MetricNames.NetInputBytesPerSecond, stats.NetInputBytes);
+            writer.Rate(MetricNames.NetOutputBytesPerSecond, stats.NetOutputBytes);
+            long expired = 0;
+            foreach (var shard in server.Keyspace.Shards)
+                foreach (var db in shard.Databases)
+                    expired += db.ExpiredKeys;
+            writer.Rate(MetricNames.ExpiredKeysPerSecond, expired);
+            writer.Rate(MetricNames.SlowCommandsPerSecond, server.SlowLog.TotalLogged);
+        });
+        sampler.AddSource(CpuSource());
+        sampler.AddSource(writer =>
+        {
+            writer.Gauge(MetricNames.TrackedBytes, TrackedAllocator.TotalBytes);
+            writer.Gauge(MetricNames.ManagedHeapBytes, GC.GetTotalMemory(false));
+            writer.Gauge(MetricNames.ResidentBytes, ProcFs.ResidentBytes());
+            writer.Gauge(MetricNames.MaxMemoryBytes, Views.MemoryView.MaxMemory(server));
+            writer.Rate(MetricNames.GcPauseMillisPerSecond, GC.GetTotalPauseDuration().TotalMilliseconds);
+            writer.Rate(MetricNames.GcCollectionsPerSecond, GC.CollectionCount(0));
+            writer.Rate(MetricNames.ManagedAllocatedBytesPerSecond, GC.GetTotalAllocatedBytes(false));
+            writer.Gauge(MetricNames.ThreadPoolQueueLength, ThreadPool.PendingWorkItemCount);
+            writer.Gauge(MetricNames.ThreadPoolThreads, ThreadPool.ThreadCount);
+        });
+        sampler.AddSource(DiskSource());
+    }
+
+    /// <summary>Ops/s in all and by command group ("string", "generic"...), summed over every thread's counters.</summary>
+    private static Action<SampleWriter> CommandSource(DataServer server)
+    {
+        var specs = server.Commands.AllSpecs;
+        var groupNames = new List<string>();
+        var groupOf = new int[specs.Count];
+        for (int id = 0; id < specs.Count; id++)
+        {
+            string group = (specs[id].Parent ?? specs[id]).Group;
+            int index = groupNames.IndexOf(group);
+            if (index < 0)
+            {
+                index = groupNames.Count;
+                groupNames.Add(group);
+            }
+            groupOf[id] = index;
+        }
+        var seriesNames = new string[groupNames.Count];
+        for (int g = 0; g < seriesNames.Length; g++)
+            seriesNames[g] = MetricNames.OpsPerSecondGroupPrefix + groupNames[g];
+        var byGroup = new long[groupNames.Count];
+        return writer =>
+        {
+            Array.Clear(byGroup);
+            foreach (var row in ThreadCounters.All())
+            {
+                long[] calls = row.Calls;
+                int n = Math.Min(calls.Length, groupOf.Length);
+                for (int id = 0; id < n; id++)
+                    byGroup[groupOf[id]] += Volatile.Read(ref calls[id]);
+            }
+            long total = 0;
+            for (int g = 0; g < byGroup.Length; g++)
+            {
+                total += byGroup[g];
+                writer.Rate(seriesNames[g], byGroup[g]);
+            }
+            writer.Rate(MetricNames.OpsPerSecond, total);
+        };
+    }
+
+    /// <summary>Process CPU as a share of one core (top's convention) and the machine's as a share of all of them.</summary>
+    private static Action<SampleWriter> CpuSource()
+    {
+        return writer =>
+        {
+            var usage = Environment.CpuUsage;
+            double elapsed = writer.ElapsedSeconds;
+            double user = writer.Delta("cpu.user", usage.UserTime.TotalSeconds);
+            double system = writer.Delta("cpu.system", usage.PrivilegedTime.TotalSeconds);
+            writer.Gauge(MetricNames.CpuUserPercent, elapsed > 0 ? user * 100 / elapsed : 0);
+            writer.Gauge(MetricNames.CpuSystemPercent, elapsed > 0 ? system * 100 / elapsed : 0);
+            writer.Gauge(MetricNames.CpuProcessPercent, elapsed > 0 ? (user + system) * 100 / elapsed : 0);
+            if (ProcFs.TryReadMachineCpu(out long busy, out long total))
+            {
+                double busyDelta = writer.Delta("cpu.machine.busy", busy);
+                double totalDelta = writer.Delta("cpu.machine.total", total);
+                writer.Gauge(MetricNames.CpuMachinePercent, totalDelta > 0 ? busyDelta * 100 / totalDelta : 0);
+            }
+            writer.Gauge(MetricNames.ProcessThreads, ProcFs.Available ? ProcFs.ThreadIds().Count : 0);
+        };
+    }
+
+    /// <summary>Disk bytes read and written, fsyncs, and the slowest fsync of the interval (from the histograms' change).</summary>
+    private static Action<SampleWriter> DiskSource()
+    {
+        long[] previousFsync = new long[LatencyHistogram.BucketCount];
+        return writer =>
+        {
+            long read = 0, written = 0;
+            var fsync = new long[LatencyHistogram.BucketCount];
+            long fsyncs = 0;
+            foreach (var record in DiskIo.Snapshot())
+            {
+                foreach (var purpose in Enum.GetValues<DiskIoPurpose>())
+                {
+                    var stats = record.Read(purpose);
+                    if (purpose is DiskIoPurpose.RewriteRead or DiskIoPurpose.LoadRead)
+                        read += stats.Bytes;
+                    else
+                        written += stats.Bytes;
+                    if (purpose != DiskIoPurpose.AofFsync)
+                        continue;
+                    fsyncs += stats.Count;
+                    for (int i = 0; i < fsync.Length; i++)
+                        fsync[i] += stats.Buckets[i];
+                }
+            }
+            writer.Rate(MetricNames.DiskReadBytesPerSecond, read);
+            writer.Rate(MetricNames.DiskWriteBytesPerSecond, written);
+            writer.Rate(MetricNames.FsyncsPerSecond, fsyncs);
+            long slowest = 0;
+            for (int i = fsync.Length - 1; i >= 0; i--)
+            {
+                if (fsync[i] > previousFsync[i])
+                {
+                    slowest = LatencyHistogram.UpperBoundMicros(i);
+                    break;
+                }
+            }
+            writer.Gauge(MetricNames.FsyncMaxMicros, slowest);
+            Array.Copy(fsync, previousFsync, fsync.Length);
+        };
+    }
+}

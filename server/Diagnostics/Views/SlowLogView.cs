@@ -1,0 +1,23 @@
+using System.Text;
+using Diagnostics.Contracts;
+
+namespace Diagnostics.Server.Diagnostics.Views;
+
+/// <summary>The slow log as records, newest first; arguments were redacted and cut when logged.</summary>
+public static class SlowLogView
+{
+    public static SlowLogRecord[] Build(DataServer server)
+    {
+        var entries = server.SlowLog.Newest(-1);
+        var result = new SlowLogRecord[entries.Count];
+        for (int i = 0; i < entries.Count; i++)
+        {
+            var entry = entries[i];
+            var arguments = new string[entry.Arguments.Length];
+            for (int a = 0; a < arguments.Length; a++)
+                arguments[a] = Encoding.UTF8.GetString(entry.Arguments[a]);
+            result[i] = new SlowLogRecord(entry.Id, entry.UnixSeconds, entry.DurationMicros, arguments, entry.ClientAddress, entry.ClientName);
+        }
+        return result;
+    }
+}
