@@ -28,6 +28,7 @@ public sealed class DataServer : IDisposable
             SlowLog.MaxLength = config.SlowLogMaxLength;
         };
         ServerSampleSources.Register(Sampler, this);
+        Meters = new ServerMeters(this);
         Sampler.Enabled = config.DiagnosticsSampler;
         config.DiagnosticsSamplerChanged += () => Sampler.Enabled = config.DiagnosticsSampler;
     }
@@ -43,6 +44,8 @@ public sealed class DataServer : IDisposable
     public SlowLog SlowLog { get; } = new();
     /// <summary>The 1 Hz sampler and the hour of history it keeps.</summary>
     public Sampler Sampler { get; } = new();
+    /// <summary>The server's System.Diagnostics.Metrics instruments (dotnet-counters, /metrics).</summary>
+    public ServerMeters Meters { get; }
     /// <summary>The last few thousand log lines (debug package, HTTP API).</summary>
     public LogRing Log { get; } = new();
     /// <summary>Where subsystems add their entries to the debug package.</summary>
@@ -61,6 +64,7 @@ public sealed class DataServer : IDisposable
     public void Dispose()
     {
         Sampler.Dispose();
+        Meters.Dispose();
         Instantaneous.Dispose();
         Aof.Dispose();
         Keyspace.Dispose();

@@ -78,6 +78,7 @@ WebApplication BuildHost()
     builder.WebHost.UseKestrelCore();
     builder.Services.AddRouting();
     builder.Services.AddSingleton(new DebugPackageBuilder(server, server.DebugPackage));
+    builder.Services.AddPrometheusMetrics();
     builder.WebHost.ConfigureKestrel(kestrel =>
     {
         kestrel.AddServerHeader = false;
@@ -100,6 +101,7 @@ WebApplication BuildHost()
     var app = builder.Build();
     app.UseMiddleware<ApiGate>(config);
     app.MapServerApi(server);
+    app.MapPrometheusScrape();
     app.RegisterDebugEndpoints(server.DebugPackage);
     return app;
 }

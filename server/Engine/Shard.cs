@@ -59,8 +59,28 @@ public sealed class Shard : IDisposable
         }
     }
 
+    /// <summary>
+    /// Runs work under the shard's lock if it can be had within <paramref name="waitMillis"/>
+    /// (spinning first): false when another thread holds the shard longer than that.
+    /// </summary>
+    public bool TryRunInline(ShardWork work, int waitMillis)
+    {
+        if (!_inlineGate.TryEnter(waitMillis))
+            return false;
+        try
+        {
+            work.Execute(this);
+        }
+        finally
+        {
+            _inlineGate.Exit();
+        }
+        return true;
+    }
+
     /// <summary>Takes the shard's lock for a coordinated multi-shard command (inline mode only).</summary>
     public void EnterInline() => _inlineGate.Enter();
+    public bool TryEnterInline(int waitMillis) => _inlineGate.TryEnter(waitMillis);
     public void ExitInline() => _inlineGate.Exit();
 
     /// <summary>Inline mode has no thread of its own: the server's timer calls this.</summary>

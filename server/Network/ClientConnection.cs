@@ -25,6 +25,11 @@ namespace Diagnostics.Server.Network;
 public sealed class ClientConnection : IDisposable
 {
     private const int MaxCommandsPerBatch = 1024;
+    // How long a socket engine thread may wait for a busy shard before the connection moves to
+    // the thread pool to wait there (see LeaveSocketThreadAsync).
+    private const int SocketThreadShardWaitMs = 1;
+    // Commands that can run long (whole-keyspace, administrative) leave the socket engine thread first.
+    private const CommandFlags MayRunLong = CommandFlags.AllShards | CommandFlags.Admin;
     // A client that keeps sending without pause still gets its replies at least this often.
     private const int MaxUnflushedBytes = 64 * 1024;
 
@@ -280,6 +285,8 @@ public sealed class ClientConnection : IDisposable
         while (i < count && !_closing && !CloseAfterReply)
         {
             Route route = Classify(i, out int shardIndex);
+            if (_specs[i] is { } spec && (spec.Flags & MayRunLong) != 0)
+                await LeaveSocketThreadAsync();
             if (route == Route.Immediate)
             {
                 ExecuteCommand(i);
@@ -307,7 +314,12 @@ public sealed class ClientConnection : IDisposable
             else
             {
                 _work.SetRange(i, end);
-                shard.RunInline(_work);
+                if (!shard.TryRunInline(_work, SocketThreadShardWaitMs))
+                {
+                    // Held by a long command: wait off the socket thread, then take it.
+                    await LeaveSocketThreadAsync();
+                    shard.RunInline(_work);
+                }
             }
             i = end;
         }
@@ -370,9 +382,13 @@ public sealed class ClientConnection : IDisposable
         var shards = _server.Keyspace.Shards;
         if (_server.Keyspace.Mode == ExecutionMode.Inline)
         {
-            for (int s = 0; s < shards.Length; s++)
-                if (_involvedShards[s])
-                    shards[s].EnterInline();
+            if (!TryEnterInvolvedShards(shards))
+            {
+                await LeaveSocketThreadAsync();
+                for (int s = 0; s < shards.Length; s++)
+                    if (_involvedShards[s])
+                        shards[s].EnterInline();
+            }
             try
             {
                 ExecuteCommand(index);
@@ -401,6 +417,34 @@ public sealed class ClientConnection : IDisposable
                 if (_involvedShards[s])
                     _parks[s].Release();
         }
+    }
+
+    /// <summary>Takes every involved shard (ascending order) if each comes within the socket thread's wait; else holds none.</summary>
+    private bool TryEnterInvolvedShards(Shard[] shards)
+    {
+        for (int s = 0; s < shards.Length; s++)
+        {
+            if (!_involvedShards[s] || shards[s].TryEnterInline(SocketThreadShardWaitMs))
+                continue;
+            for (int held = s - 1; held >= 0; held--)
+                if (_involvedShards[held])
+                    shards[held].ExitInline();
+            return false;
+        }
+        return true;
+    }
+
+    /// <summary>
+    /// Moves the rest of this batch to a thread pool thread when it runs on a socket engine thread.
+    /// With inline socket completions (Program.cs) commands run on the engine's own threads, which
+    /// also serve every other socket in the process, the HTTP API's included: a long command or a
+    /// wait for a shard a long command holds would leave those sockets unserved, so the operator
+    /// could not even ask what the server is doing. Pool threads are the runtime's to multiply.
+    /// </summary>
+    private static async ValueTask LeaveSocketThreadAsync()
+    {
+        if (!Thread.CurrentThread.IsThreadPoolThread)
+            await Task.Yield();
     }
 
     /// <summary>Runs command <paramref name="index"/> of the current batch on the calling thread.</summary>

@@ -1,0 +1,98 @@
+using System.Net;
+using Diagnostics.Server.Tests.Infrastructure;
+
+namespace Diagnostics.Server.Tests;
+
+/// <summary>Who may use the HTTP API: loopback by default, a key when exposed, never a foreign site.</summary>
+public sealed class HttpSecurityTests
+{
+    [Fact]
+    public void ListenerBoundBeyondLoopbackWithoutAKeyRefusesToStart()
+    {
+        var (exitCode, output) = ServerProcess.RunUntilExit("--http-bind", "0.0.0.0");
+        Assert.Equal(1, exitCode);
+        Assert.Contains("exposes the HTTP API beyond loopback: set http-api-key", output);
+    }
+
+    [Fact]
+    public async Task ListenerBoundBeyondLoopbackNeedsTheKeyOnEveryEndpoint()
+    {
+        using var server = ServerProcess.Start("--http-bind", "0.0.0.0", "--http-api-key", "exposed-key");
+        using var anonymous = new ApiClient(server.HttpPort);
+        foreach (string path in new[] { "/api/info", "/api/threads", "/api/clients", "/api/history", "/api/debug/package", "/metrics", "/api/config", "/api/log" })
+        {
+            using var response = await anonymous.Http.GetAsync(path);
+            Assert.Equal(HttpStatusCode.Unauthorized, response.StatusCode);
+            Assert.Equal("Bearer", response.Headers.WwwAuthenticate.ToString());
+        }
+        using (var wrong = new ApiClient(server.HttpPort, "not-the-key"))
+        using (var response = await wrong.Http.GetAsync("/api/info"))
+            Assert.Equal(HttpStatusCode.Unauthorized, response.StatusCode);
+        using (var keyed = new ApiClient(server.HttpPort, "exposed-key"))
+            Assert.Contains("redis_connected_clients", keyed.GetText("/metrics"));
+        var request = new HttpRequestMessage(HttpMethod.Get, "/api/info");
+        request.Headers.Add("X-Api-Key", "exposed-key");
+        using (var response = anonymous.Send(request))
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+    }
+
+    [Fact]
+    public void LoopbackListenerRefusesForeignHostNamesAndCrossSiteChanges()
+    {
+        using var server = ServerProcess.Start();
+        using var api = new ApiClient(server.HttpPort);
+        using (var c = server.Connect())
+            Assert.True(c.Call("CLIENT", "ID").Integer > 0);
+        // A page that rebinds its own DNS name to 127.0.0.1 still sends its own name as Host.
+        var rebound = new HttpRequestMessage(HttpMethod.Get, "/api/info");
+        rebound.Headers.Host = "attacker.example";
+        using (var response = api.Send(rebound))
+            Assert.Equal(HttpStatusCode.Forbidden, response.StatusCode);
+
+        using var victim = server.Connect();
+        long id = victim.Call("CLIENT", "ID").Integer;
+        var crossSite = new HttpRequestMessage(HttpMethod.Post, $"/api/clients/{id}/kill");
+        crossSite.Headers.Add("Origin", "http://attacker.example");
+        using (var response = api.Send(crossSite))
+            Assert.Equal(HttpStatusCode.Forbidden, response.StatusCode);
+        Assert.Equal("PONG", victim.Call("PING").Text);
+
+        var sameSite = new HttpRequestMessage(HttpMethod.Post, $"/api/clients/{id}/kill");
+        sameSite.Headers.Add("Origin", $"http://127.0.0.1:{server.HttpPort}");
+        using (var response = api.Send(sameSite))
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.True(victim.IsClosedByServer());
+    }
+
+    [Fact]
+    public async Task MetricsSpeakPrometheusWithExactCommandCounts()
+    {
+        using var server = ServerProcess.Start();
+        using (var c = server.Connect())
+        {
+            for (int i = 0; i < 37; i++)
+                RespAssert.Ok(c.Call("SET", "metrics:" + i, "v"));
+            for (int i = 0; i < 11; i++)
+                c.Call("GET", "metrics:missing");
+        }
+        using var api = new ApiClient(server.HttpPort);
+        using var response = await api.Http.GetAsync("/metrics");
+        Assert.Equal("text/plain", response.Content.Headers.ContentType?.MediaType);
+        string text = await response.Content.ReadAsStringAsync();
+        Assert.Contains("# TYPE redis_commands_total counter", text);
+        Assert.Contains("redis_commands_total{cmd=\"set\"} 37\n", text);
+        Assert.Contains("redis_commands_total{cmd=\"get\"} 11\n", text);
+        Assert.Contains("redis_keyspace_misses_total 11\n", text);
+        Assert.Contains("redis_db_keys{db=\"db0\"} 37\n", text);
+        Assert.Contains("# TYPE redis_memory_used_bytes gauge", text);
+        Assert.Contains("dotnet_gc_collections_total", text);
+        // Every sample line is "name{labels} value" with a number Prometheus can parse.
+        foreach (string line in text.Split('\n', StringSplitOptions.RemoveEmptyEntries))
+        {
+            if (line.StartsWith('#'))
+                continue;
+            string value = line[(line.LastIndexOf(' ') + 1)..];
+            Assert.True(value is "NaN" or "+Inf" or "-Inf" || double.TryParse(value, System.Globalization.CultureInfo.InvariantCulture, out _), line);
+        }
+    }
+}
