@@ -53,8 +53,7 @@ public sealed class CommandLatency
         var sum = new long[LatencyBuckets.Count];
         foreach (var row in s_rows)
         {
-            var counts = Volatile.Read(ref row._histograms[commandId]);
-            if (counts is null)
+            if (commandId >= row._histograms.Length || Volatile.Read(ref row._histograms[commandId]) is not { } counts)
                 continue;
             for (int i = 0; i < sum.Length; i++)
                 sum[i] += Volatile.Read(ref counts[i]);

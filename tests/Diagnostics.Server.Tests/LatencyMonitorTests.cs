@@ -79,7 +79,7 @@ public sealed class LatencyMonitorTests(SharedServer shared) : IClassFixture<Sha
         Assert.Contains("aof-write", names);
         Assert.Contains("command", names);
         // Every AOF write is also filed under what else used the disk meanwhile, as in Redis.
-        Assert.Single(names, n => n is "aof-write-alone" or "aof-write-pending-fsync" or "aof-write-active-child");
+        Assert.Contains(names, n => n is "aof-write-alone" or "aof-write-pending-fsync" or "aof-write-active-child");
 
         RespAssert.Integer(0, c.Call("LATENCY", "RESET", "nosuch"));
         RespAssert.Integer(1, c.Call("LATENCY", "RESET", "COMMAND", "command", "nosuch")); // names ignore case
@@ -92,9 +92,10 @@ public sealed class LatencyMonitorTests(SharedServer shared) : IClassFixture<Sha
     [Fact]
     public void ActiveExpiryPassesOverTheThresholdAreExpireCycleEvents()
     {
-        using var server = ServerProcess.Start("--latency-monitor-threshold", "1");
+        // One shard holding many keys that expire at once: its expiry pass deletes keys until its
+        // time budget (a quarter of the cron period, 25 ms) runs out, far over 1 ms.
+        using var server = ServerProcess.Start("--latency-monitor-threshold", "1", "--shards", "1");
         using var c = server.Connect();
-        // Many keys expiring at once: a shard's expiry pass deletes thousands of them in one go.
         RespAssert.Ok(c.Call("DEBUG", "SET-ACTIVE-EXPIRE", "0"));
         Pipeline.RunAll(c, Enumerable.Range(0, 200_000).Select(i => new[] { "SET", $"expire:{i}", "v", "PX", "1" }));
         RespAssert.Ok(c.Call("DEBUG", "SET-ACTIVE-EXPIRE", "1"));
