@@ -14,6 +14,7 @@ public sealed class DataServer : IDisposable
         Config = config;
         Commands = new CommandTable();
         ThreadCounters.Configure(Commands.AllSpecs.Count);
+        CommandLatency.Configure(Commands.AllSpecs.Count);
         Keyspace = new Keyspace(config.Shards, config.Databases, config.Mode, config.Hz);
         config.HzChanged += hz => Keyspace.Cron.Hz = hz;
         Instantaneous = new InstantaneousMetrics(Stats);
@@ -31,6 +32,9 @@ public sealed class DataServer : IDisposable
         Meters = new ServerMeters(this);
         Sampler.Enabled = config.DiagnosticsSampler;
         config.DiagnosticsSamplerChanged += () => Sampler.Enabled = config.DiagnosticsSampler;
+        ApplyLatencySettings();
+        config.LatencyChanged += ApplyLatencySettings;
+        Keyspace.Cron.LatencyMonitor = LatencyMonitor;
     }
 
     public ServerConfig Config { get; }
@@ -50,6 +54,8 @@ public sealed class DataServer : IDisposable
     public LogRing Log { get; } = new();
     /// <summary>Where subsystems add their entries to the debug package.</summary>
     public Diagnostics.Package.DebugPackageRegistry DebugPackage { get; } = new();
+    /// <summary>Operations slower than latency-monitor-threshold (LATENCY LATEST, HISTORY, GRAPH, RESET).</summary>
+    public LatencyMonitor LatencyMonitor { get; } = new();
     /// <summary>Sampled rates for INFO's instantaneous_* fields.</summary>
     public InstantaneousMetrics Instantaneous { get; }
     public string RunId { get; } = Convert.ToHexStringLower(System.Security.Cryptography.RandomNumberGenerator.GetBytes(20));
@@ -60,6 +66,12 @@ public sealed class DataServer : IDisposable
 
     /// <summary>Set by SHUTDOWN; the host stops when it fires.</summary>
     public CancellationTokenSource ShutdownRequested { get; } = new();
+
+    private void ApplyLatencySettings()
+    {
+        CommandLatency.Enabled = Config.LatencyTracking;
+        LatencyMonitor.ThresholdMilliseconds = Config.LatencyMonitorThresholdMs;
+    }
 
     public void Dispose()
     {

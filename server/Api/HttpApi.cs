@@ -35,6 +35,8 @@ public static class HttpApi
             .IncludeInDebugPackage("inflight.json");
         api.MapGet("/commands", () => Json(CommandView.Build(server), ContractsJson.Default.CommandStatisticsArray))
             .IncludeInDebugPackage("commands.json");
+        api.MapGet("/latency", () => Json(LatencyView.Build(server), ContractsJson.Default.LatencyReport))
+            .IncludeInDebugPackage("latency.json");
         api.MapGet("/slowlog", () => Json(SlowLogView.Build(server), ContractsJson.Default.SlowLogRecordArray))
             .IncludeInDebugPackage("slowlog.json");
         api.MapGet("/memory", () => Json(MemoryView.Build(server), ContractsJson.Default.MemoryReport))

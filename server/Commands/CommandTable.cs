@@ -28,6 +28,7 @@ public sealed class CommandTable
         InfoCommand.Register(this);
         DebugCommands.Register(this);
         SlowLogCommands.Register(this);
+        LatencyCommands.Register(this);
     }
 
     /// <summary>Top-level commands in registration order.</summary>

@@ -118,6 +118,7 @@ public static class ConfigCommands
     private static void ResetStat(ref CommandContext c)
     {
         ThreadCounters.ResetAll();
+        CommandLatency.ResetAll();
         c.Server.Stats.Reset();
         // Every shard is parked (AllShards), so writing their counters here races with nobody.
         foreach (var shard in c.Server.Keyspace.Shards)

@@ -67,6 +67,24 @@ public sealed class ServerConfig
         }));
         Int("slowlog-max-len", () => SlowLogMaxLength, v => { SlowLogMaxLength = v; SlowLogChanged?.Invoke(); }, 0, int.MaxValue);
         Bool("aof-rewrite-incremental-fsync", () => AofRewriteIncrementalFsync, v => AofRewriteIncrementalFsync = v);
+        Bool("latency-tracking", () => LatencyTracking, v => { LatencyTracking = v; LatencyChanged?.Invoke(); });
+        Add(new ConfigParameter("latency-tracking-info-percentiles", () => LatencyPercentiles.Format(LatencyTrackingInfoPercentiles), v =>
+        {
+            if (LatencyPercentiles.Parse(v, out var percentiles) is { } problem)
+                return problem;
+            LatencyTrackingInfoPercentiles = percentiles;
+            return null;
+        }));
+        Add(new ConfigParameter("latency-monitor-threshold", () => LatencyMonitorThresholdMs.ToString(CultureInfo.InvariantCulture), v =>
+        {
+            if (!long.TryParse(v, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out long ms))
+                return "argument couldn't be parsed into an integer";
+            if (ms < 0)
+                return $"argument must be between 0 and {long.MaxValue} inclusive";
+            LatencyMonitorThresholdMs = ms;
+            LatencyChanged?.Invoke();
+            return null;
+        }));
 
         // Redis tunables that shape internal encodings or features this server does not have:
         // accepted and reported so configuration files and tools written for Redis keep working.
@@ -145,6 +163,16 @@ public sealed class ServerConfig
     /// <summary>slowlog-log-slower-than, microseconds: negative turns the slow log off, 0 logs every command.</summary>
     public long SlowLogSlowerThanMicros { get; private set; } = 10_000;
     public int SlowLogMaxLength { get; private set; } = 128;
+
+    /// <summary>latency-tracking: per-command latency histograms (INFO latencystats, LATENCY HISTOGRAM).</summary>
+    public bool LatencyTracking { get; private set; } = true;
+    /// <summary>latency-tracking-info-percentiles: the percentiles INFO latencystats shows.</summary>
+    public double[] LatencyTrackingInfoPercentiles { get; private set; } = [50, 99, 99.9];
+    /// <summary>latency-monitor-threshold, milliseconds: operations at least this long become LATENCY events; 0 is off.</summary>
+    public long LatencyMonitorThresholdMs { get; private set; }
+
+    /// <summary>Raised when latency-tracking or latency-monitor-threshold changes.</summary>
+    public event Action? LatencyChanged;
 
     /// <summary>Raised when a slow log setting changes.</summary>
     public event Action? SlowLogChanged;
@@ -292,7 +320,6 @@ public sealed class ServerConfig
         ("activedefrag", "no"), ("save", ""), ("aof-use-rdb-preamble", "no"), ("aof-timestamp-enabled", "no"),
         ("tcp-backlog", "511"), ("supervised", "no"), ("always-show-logo", "no"), ("set-proc-title", "yes"),
         ("lua-time-limit", "5000"), ("busy-reply-threshold", "5000"),
-        ("latency-monitor-threshold", "0"), ("latency-tracking", "yes"),
         ("notify-keyspace-events", ""), ("maxmemory", "0"), ("maxmemory-policy", "noeviction"),
         ("maxmemory-samples", "5"), ("lfu-log-factor", "10"), ("lfu-decay-time", "1"),
         ("client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),

@@ -25,6 +25,7 @@ public sealed class ServerMeters : IDisposable
         _meter.CreateObservableCounter("redis.commands.duration", () => PerCommandSeconds(server), unit: "s", description: "Time spent executing each command");
         _meter.CreateObservableCounter("redis.commands.rejected_calls", () => PerCommand(server, calls: false), description: "Calls refused before running (arity, auth, OOM, MISCONF)");
         _meter.CreateObservableCounter("redis.commands.processed", InstantaneousMetrics.TotalCommands, description: "Commands executed");
+        _meter.CreateObservableGauge("redis.latency_percentiles_usec", () => LatencyPercentiles(server), description: "Command latency percentiles in microseconds (latencystats)");
         _meter.CreateObservableCounter("redis.errors", ErrorsByCode, description: "Error replies by error code");
         _meter.CreateObservableGauge("redis.connected_clients", () => server.Clients.Count, description: "Connected clients");
         _meter.CreateObservableGauge("redis.max_clients", () => server.Config.MaxClients, description: "maxclients");
@@ -77,6 +78,18 @@ public sealed class ServerMeters : IDisposable
             var (calls, ticks, _, _) = ThreadCounters.Sum(id);
             if (calls > 0)
                 yield return new Measurement<double>((double)ticks / Stopwatch.Frequency, new KeyValuePair<string, object?>("cmd", specs[id].FullName));
+        }
+    }
+
+    private static IEnumerable<Measurement<double>> LatencyPercentiles(DataServer server)
+    {
+        var specs = server.Commands.AllSpecs;
+        foreach (int id in CommandLatency.CommandsWithData())
+        {
+            var distribution = CommandLatency.Snapshot(id);
+            var command = new KeyValuePair<string, object?>("cmd", specs[id].FullName);
+            foreach (var (label, percentile) in new[] { ("0.5", 50.0), ("0.99", 99.0), ("0.999", 99.9) })
+                yield return new Measurement<double>(distribution.Percentile(percentile) / 1000.0, command, new KeyValuePair<string, object?>("quantile", label));
         }
     }
 

@@ -29,6 +29,7 @@ public static class ServerSampleSources
             writer.Rate(MetricNames.ExpiredKeysPerSecond, expired);
             writer.Rate(MetricNames.SlowCommandsPerSecond, server.SlowLog.TotalLogged);
         });
+        sampler.AddSource(LatencySource());
         sampler.AddSource(CpuSource());
         sampler.AddSource(writer =>
         {
@@ -83,6 +84,34 @@ public static class ServerSampleSources
                 writer.Rate(seriesNames[g], byGroup[g]);
             }
             writer.Rate(MetricNames.OpsPerSecond, total);
+        };
+    }
+
+    /// <summary>
+    /// p50, p99 and p99.9 of every command run in the interval: all commands' histograms summed,
+    /// minus the previous sample's sum, so each point describes that second alone.
+    /// </summary>
+    private static Action<SampleWriter> LatencySource()
+    {
+        var previous = new long[LatencyBuckets.Count];
+        var current = new long[LatencyBuckets.Count];
+        return writer =>
+        {
+            Array.Clear(current);
+            foreach (int id in CommandLatency.CommandsWithData())
+            {
+                long[] counts = CommandLatency.Snapshot(id).Counts;
+                for (int i = 0; i < current.Length; i++)
+                    current[i] += counts[i];
+            }
+            var interval = new long[current.Length];
+            for (int i = 0; i < interval.Length; i++)
+                interval[i] = Math.Max(0, current[i] - previous[i]);
+            Array.Copy(current, previous, current.Length);
+            var distribution = new LatencyDistribution(interval);
+            writer.Gauge(MetricNames.LatencyP50Micros, distribution.Percentile(50) / 1000.0);
+            writer.Gauge(MetricNames.LatencyP99Micros, distribution.Percentile(99) / 1000.0);
+            writer.Gauge(MetricNames.LatencyP999Micros, distribution.Percentile(99.9) / 1000.0);
         };
     }
 

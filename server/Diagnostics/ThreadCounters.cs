@@ -35,6 +35,8 @@ public sealed class ThreadCounters
     public readonly long[] Ticks;
     public readonly long[] Failed;
     public readonly long[] Rejected;
+    /// <summary>This thread's command latency histograms.</summary>
+    public readonly CommandLatency Latency = CommandLatency.CreateRow();
     public long KeyspaceHits;
     public long KeyspaceMisses;
     /// <summary>Requests naming no known command (they have no id of their own; INFO total_error_replies).</summary>

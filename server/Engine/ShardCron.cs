@@ -20,6 +20,9 @@ public sealed class ShardCron
     /// <summary>DEBUG SET-ACTIVE-EXPIRE turns this off so tests can observe lazy expiry alone.</summary>
     public bool ActiveExpireEnabled { get; set; } = true;
 
+    /// <summary>Where an expiry pass that took latency-monitor-threshold or longer is recorded (expire-cycle).</summary>
+    public Diagnostics.LatencyMonitor? LatencyMonitor { get; set; }
+
     /// <summary>The AOF, which receives the DELs of keys the cron expired while the shard is still held.</summary>
     public Persistence.AppendOnlyFile? Aof { get; set; }
 
@@ -32,9 +35,11 @@ public sealed class ShardCron
             var aof = Aof;
             var log = aof is { Enabled: true } ? t_expiredKeys ??= new Persistence.AofRecordBuffer() : null;
             ExpiryLog.Current = log;
+            long started = System.Diagnostics.Stopwatch.GetTimestamp();
             try
             {
                 ActiveExpire(shard);
+                LatencyMonitor?.RecordSince(Diagnostics.LatencyEvents.ExpireCycle, started);
             }
             finally
             {

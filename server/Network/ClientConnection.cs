@@ -538,6 +538,8 @@ public sealed class ClientConnection : IDisposable
         long elapsed = Stopwatch.GetTimestamp() - started;
         counters.Calls[spec.Id]++;
         counters.Ticks[spec.Id] += elapsed;
+        counters.Latency.Record(spec.Id, elapsed);
+        _server.LatencyMonitor.RecordCommand(spec, elapsed);
         if (_server.SlowLog.IsSlow(elapsed) && (spec.Flags & CommandFlags.SkipSlowlog) == 0)
             _server.SlowLog.Add(spec, args, elapsed * 1_000_000 / Stopwatch.Frequency, Address, Name ?? "");
         if (context.Failed)

@@ -264,7 +264,9 @@ public sealed partial class AppendOnlyFile
     {
         long baseSequence = current.CurrentBaseSequence + 1;
         string baseName = AofManifest.BaseFileName(BaseName, baseSequence);
+        long renameStarted = System.Diagnostics.Stopwatch.GetTimestamp();
         File.Move(temp, Path.Combine(Directory, baseName), overwrite: true);
+        _server.LatencyMonitor.RecordSince(LatencyEvents.AofRename, renameStarted);
         var next = new AofManifest
         {
             Base = new AofFileInfo(baseName, baseSequence, AofFileType.Base),

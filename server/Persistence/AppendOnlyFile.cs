@@ -545,7 +545,9 @@ public sealed partial class AppendOnlyFile : IDisposable
             for (; written < _pending.Count; written++)
             {
                 var pending = _pending[written];
+                long writeStarted = Stopwatch.GetTimestamp();
                 _incr.Write(pending.Buffer.Span, _incrLength, DiskIoPurpose.AofWrite);
+                RecordWriteLatency(Stopwatch.GetTimestamp() - writeStarted);
                 _incrLength += pending.Buffer.Length;
                 _unsynced.Add(pending);
             }
@@ -567,6 +569,8 @@ public sealed partial class AppendOnlyFile : IDisposable
             {
                 long started = Stopwatch.GetTimestamp();
                 _incr.Sync(DiskIoPurpose.AofFsync);
+                if (policy == FsyncPolicy.Always)
+                    _server.LatencyMonitor.RecordSince(LatencyEvents.AofFsyncAlways, started);
                 _lastSyncMicros = (long)Stopwatch.GetElapsedTime(started).TotalMicroseconds;
                 if (_lastSyncMicros > 2_000_000)
                     _delayedFsyncs++; // Redis's aof_delayed_fsync: an fsync slow enough to hold writes back
@@ -595,6 +599,20 @@ public sealed partial class AppendOnlyFile : IDisposable
             _pending.RemoveRange(0, written);
             OnDiskError(ex);
         }
+    }
+
+    /// <summary>
+    /// Redis's latency events for an AOF write: "aof-write" always, and one more saying what else
+    /// was using the disk: the everysec fdatasync on its thread, a rewrite (Redis: a child
+    /// process), or nothing.
+    /// </summary>
+    private void RecordWriteLatency(long ticks)
+    {
+        var monitor = _server.LatencyMonitor;
+        monitor.Record(_syncInFlight is not null ? LatencyEvents.AofWritePendingFsync
+            : _rewriteRunning ? LatencyEvents.AofWriteActiveChild
+            : LatencyEvents.AofWriteAlone, ticks);
+        monitor.Record(LatencyEvents.AofWrite, ticks);
     }
 
     /// <summary>Frees the first <paramref name="count"/> written buffers (all by default), now durable.</summary>

@@ -17,6 +17,8 @@ public static class CommandView
                 continue;
             long usec = (long)(ticks * 1_000_000.0 / Stopwatch.Frequency);
             var spec = specs[id];
+            var latency = CommandLatency.Snapshot(id);
+            bool tracked = latency.Calls > 0;
             result.Add(new CommandStatistics
             {
                 Name = spec.FullName,
@@ -26,6 +28,9 @@ public static class CommandView
                 MicrosecondsPerCall = calls == 0 ? 0 : (double)usec / calls,
                 RejectedCalls = rejected,
                 FailedCalls = failed,
+                P50Micros = tracked ? latency.Percentile(50) / 1000.0 : null,
+                P99Micros = tracked ? latency.Percentile(99) / 1000.0 : null,
+                P999Micros = tracked ? latency.Percentile(99.9) / 1000.0 : null,
             });
         }
         result.Sort((a, b) => b.Calls.CompareTo(a.Calls));
