@@ -26,11 +26,8 @@ internal static class ProcessThreadList
         {
             if (HasProcTasks)
             {
-                foreach (string directory in Directory.EnumerateDirectories(TaskDirectory))
-                {
-                    if (int.TryParse(Path.GetFileName(directory), out int id))
-                        threads.Add(new ThreadListEntry(id, ReadName(id), ReadState(id)));
-                }
+                foreach (int id in ProcFs.ThreadIds())
+                    threads.Add(new ThreadListEntry(id, ReadName(id), ReadState(id)));
             }
             else
             {
@@ -71,16 +68,6 @@ internal static class ProcessThreadList
         return null;
     }
 
-    private static string? ReadTaskFile(int id, string file)
-    {
-        try
-        {
-            return File.ReadAllText($"{TaskDirectory}/{id}/{file}");
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            // The thread ended meanwhile, or this is not Linux.
-            return null;
-        }
-    }
+    // Null when the thread ended meanwhile, or this is not Linux.
+    private static string? ReadTaskFile(int id, string file) => ProcFs.TryRead($"{TaskDirectory}/{id}/{file}");
 }
