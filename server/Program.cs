@@ -104,5 +104,5 @@ void ConfigureCommon(IServiceCollection services, ILoggingBuilder logging)
     logging.AddFilter("Microsoft", LogLevel.Warning);
     services.AddSingleton(server);
     services.AddSingleton<ClientSessions>();
-    services.AddHostedService<IdleClientReaper>();
+    services.AddHostedService<ClientsCron>();
 }

@@ -10,6 +10,9 @@ public sealed class ClientRegistry
 
     public int Count => _clients.Count;
 
+    /// <summary>Largest unsent client output of the last seconds (INFO client_recent_max_output_buffer).</summary>
+    public RecentMaximum RecentMaxOutputBuffer { get; } = new();
+
     public long NextId() => Interlocked.Increment(ref _nextId);
 
     public void Add(ClientConnection client) => _clients[client.Id] = client;
