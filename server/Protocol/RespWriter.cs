@@ -37,8 +37,12 @@ public sealed class RespWriter
     /// <summary>When set, replies are dropped (CLIENT REPLY OFF / SKIP).</summary>
     public bool Muted { get; set; }
 
-    /// <summary>Every reply byte put in the pipe or in the open block since the start (discarded bytes excluded).</summary>
-    public long Produced => _committed + OpenBlockBytes;
+    /// <summary>
+    /// Every reply byte put in the pipe or in the open block since the start (discarded bytes
+    /// excluded). The acquire read keeps a caller's later read of the sent total from being done
+    /// first, so "produced minus sent" read from another thread errs low, never high.
+    /// </summary>
+    public long Produced => Volatile.Read(ref _committed) + OpenBlockBytes;
 
     /// <summary>Reply bytes in the block being filled, not yet handed to the pipe (CLIENT LIST obl).</summary>
     public int OpenBlockBytes => _discarding ? 0 : _used;
