@@ -141,7 +141,9 @@ public sealed class OutputBufferLimitTests
 
         // Nothing more is produced for it: the clients cron finds it over the new hard limit.
         RespAssert.Ok(other.Call("CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0"));
-        stuck.DrainUntilClosed(15_000);
+        // Not reading meanwhile: that would empty the buffer before the cron looks.
+        Poll.Until(() => ClientFields(other, "stuck-lower") is null, "the stuck client is closed", 15_000);
+        Assert.True(stuck.DrainUntilClosed(15_000) < 16L * NonReadingClient.MegabyteReplyBytes);
         Assert.Equal(1, Disconnections(other));
         Poll.Until(() => server.Output.Contains("name=stuck-lower"), "the server logs the disconnection");
     }
