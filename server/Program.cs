@@ -125,5 +125,5 @@ void ConfigureCommon(IServiceCollection services, ILoggingBuilder logging)
     logging.AddProvider(server.Log);
     services.AddSingleton(server);
     services.AddSingleton<ClientSessions>();
-    services.AddHostedService<IdleClientReaper>();
+    services.AddHostedService<ClientsCron>();
 }

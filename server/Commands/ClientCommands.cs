@@ -1,4 +1,5 @@
 using System.Text;
+using Diagnostics.Server.Configuration;
 using Diagnostics.Server.Network;
 using static Diagnostics.Server.Commands.CommandFlags;
 
@@ -68,21 +69,35 @@ public static class ClientCommands
             c.Reply.Bulk(c.Client.Name);
     }
 
+    /// <summary>CLIENT LIST/KILL TYPE: a client class, or null for "master" (this server has no master link).</summary>
+    private static bool TryParseType(string name, out ClientClass? type)
+    {
+        type = name.ToLowerInvariant() switch
+        {
+            "normal" => ClientClass.Normal,
+            "replica" or "slave" => ClientClass.Replica,
+            "pubsub" => ClientClass.PubSub,
+            _ => null,
+        };
+        return type is not null || name.Equals("master", StringComparison.OrdinalIgnoreCase);
+    }
+
     private static void List(ref CommandContext c)
     {
         HashSet<long>? ids = null;
+        bool typed = false;
+        ClientClass? type = null;
         for (int i = 2; i < c.ArgCount; i++)
         {
             if (c.ArgIs(i, "type"u8) && i + 1 < c.ArgCount)
             {
                 i++;
-                if (!c.ArgIs(i, "normal"u8) && !c.ArgIs(i, "master"u8) && !c.ArgIs(i, "replica"u8) && !c.ArgIs(i, "pubsub"u8) && !c.ArgIs(i, "slave"u8))
+                if (!TryParseType(c.ArgString(i), out type))
                 {
                     c.Error($"ERR Unknown client type '{Errors.Truncate(c.ArgString(i))}'");
                     return;
                 }
-                if (!c.ArgIs(i, "normal"u8))
-                    ids = []; // no replicas or subscribers on this server yet
+                typed = true;
             }
             else if (c.ArgIs(i, "id"u8) && i + 1 < c.ArgCount)
             {
@@ -105,7 +120,7 @@ public static class ClientCommands
         }
         var text = new StringBuilder();
         foreach (var client in c.Server.Clients.Snapshot())
-            if (ids is null || ids.Contains(client.Id))
+            if ((ids is null || ids.Contains(client.Id)) && (!typed || client.Class == type))
                 ClientDescription.Append(text, client, c.NowMs);
         c.Reply.Verbatim(text.ToString());
     }
@@ -140,7 +155,8 @@ public static class ClientCommands
         long? id = null;
         string? addr = null, laddr = null, user = null;
         bool skipMe = true;
-        string? type = null;
+        bool typed = false;
+        ClientClass? type = null;
         for (int i = 2; i < c.ArgCount; i += 2)
         {
             if (i + 1 >= c.ArgCount)
@@ -162,12 +178,13 @@ public static class ClientCommands
             else if (c.ArgIs(i, "user"u8)) user = c.ArgString(i + 1);
             else if (c.ArgIs(i, "type"u8))
             {
-                type = c.ArgString(i + 1).ToLowerInvariant();
-                if (type is not ("normal" or "master" or "replica" or "slave" or "pubsub"))
+                string name = c.ArgString(i + 1);
+                if (!TryParseType(name, out type))
                 {
-                    c.Error($"ERR Unknown client type '{type}'");
+                    c.Error($"ERR Unknown client type '{name.ToLowerInvariant()}'");
                     return;
                 }
+                typed = true;
             }
             else if (c.ArgIs(i, "skipme"u8))
             {
@@ -193,7 +210,7 @@ public static class ClientCommands
             if (addr is not null && client.Address != addr) continue;
             if (laddr is not null && client.LocalAddress != laddr) continue;
             if (user is not null && user != "default") continue;
-            if (type is not null && type != "normal") continue;
+            if (typed && client.Class != type) continue;
             if (skipMe && client == c.Client) continue;
             KillClient(ref c, client);
             killed++;

@@ -9,6 +9,13 @@ namespace Diagnostics.Server.Configuration;
 /// </summary>
 public static class ConfigLoader
 {
+    /// <summary>
+    /// How deep "include" may nest. Each level is a stack frame, so a file that includes itself
+    /// (directly or through others) would otherwise end the process with a stack overflow, as it
+    /// crashes redis-server; past this depth it is a configuration error instead.
+    /// </summary>
+    public const int MaxIncludeDepth = 32;
+
     public static List<string> Load(string[] args, ServerConfig config)
     {
         var problems = new List<string>();
@@ -45,7 +52,9 @@ public static class ConfigLoader
         return problems;
     }
 
-    public static void LoadFile(string path, ServerConfig config, List<string> problems)
+    public static void LoadFile(string path, ServerConfig config, List<string> problems) => LoadFile(path, config, problems, 0);
+
+    private static void LoadFile(string path, ServerConfig config, List<string> problems, int depth)
     {
         int lineNumber = 0;
         foreach (string raw in File.ReadLines(path))
@@ -63,7 +72,12 @@ public static class ConfigLoader
             string name = words[0];
             if (name.Equals("include", StringComparison.OrdinalIgnoreCase) && words.Count == 2)
             {
-                LoadFile(Path.GetFullPath(words[1], Path.GetDirectoryName(path)!), config, problems);
+                if (depth >= MaxIncludeDepth)
+                {
+                    problems.Add($"{path}:{lineNumber}: '{line}': includes nest deeper than {MaxIncludeDepth} files (does a file include itself?)");
+                    return;
+                }
+                LoadFile(Path.GetFullPath(words[1], Path.GetDirectoryName(path)!), config, problems, depth + 1);
                 continue;
             }
             string? problem = config.Set(name, string.Join(' ', words.Skip(1)), atStartup: true);

@@ -25,6 +25,12 @@ public sealed class ServerConfig
         Bool("protected-mode", () => ProtectedMode, v => ProtectedMode = v);
         Memory("proto-max-bulk-len", () => Limits.ProtoMaxBulkLength, v => Limits.ProtoMaxBulkLength = v, 1024 * 1024, int.MaxValue - 1024L);
         Memory("client-query-buffer-limit", () => Limits.ClientQueryBufferLimit, v => Limits.ClientQueryBufferLimit = v, 1024 * 1024, long.MaxValue);
+        Add(new ConfigParameter("client-output-buffer-limit", () => OutputBufferLimits.ToString(), v =>
+        {
+            string? problem = OutputBufferLimits.TryApply(v, out var limits);
+            OutputBufferLimits = limits;
+            return problem;
+        }));
         Int("shards", () => Shards, v => _shards = v, 1, 1024, mutable: false);
         Add(new ConfigParameter("execution-mode", () => Mode == ExecutionMode.Executor ? "executor" : "inline", SetMode, mutable: false));
         Add(new ConfigParameter("transport", () => Transport, v => OneOf(v, ["sockets", "kestrel"], s => Transport = s), mutable: false));
@@ -99,6 +105,8 @@ public sealed class ServerConfig
     public int Databases { get; private set; } = 16;
     public bool ProtectedMode { get; private set; } = true;
     public ProtocolLimits Limits { get; } = new();
+    /// <summary>client-output-buffer-limit: per client class, when unsent replies close the client.</summary>
+    public OutputBufferLimits OutputBufferLimits { get; private set; } = OutputBufferLimits.Default;
     /// <summary>
     /// Keyspace partitions. Unless set: one per core for executor mode (each has a thread), eight
     /// per core for inline mode, where a shard is only a lock: with 2 shards the two socket
@@ -322,7 +330,6 @@ public sealed class ServerConfig
         ("lua-time-limit", "5000"), ("busy-reply-threshold", "5000"),
         ("notify-keyspace-events", ""), ("maxmemory", "0"), ("maxmemory-policy", "noeviction"),
         ("maxmemory-samples", "5"), ("lfu-log-factor", "10"), ("lfu-decay-time", "1"),
-        ("client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
         ("io-threads-do-reads", "no"), ("dynamic-hz", "yes"), ("rdbcompression", "yes"),
         ("rdbchecksum", "yes"), ("dbfilename", "dump.rdb"), ("stop-writes-on-bgsave-error", "yes"),
         ("replica-serve-stale-data", "yes"), ("replica-read-only", "yes"), ("repl-diskless-sync", "yes"),

@@ -139,13 +139,17 @@ public static class InfoBuilder
     private static void WriteClients(StringBuilder text, DataServer server)
     {
         long maxInput = 0;
+        long maxOutput = server.Clients.RecentMaxOutputBuffer.Max(Environment.TickCount64 / 1000);
         foreach (var client in server.Clients.Snapshot())
+        {
             maxInput = Math.Max(maxInput, client.QueryBufferBytes + client.ArenaCapacity);
+            maxOutput = Math.Max(maxOutput, client.OutputBufferBytes);
+        }
         Field(text, "connected_clients", server.Clients.Count);
         Field(text, "cluster_connections", 0);
         Field(text, "maxclients", server.Config.MaxClients);
         Field(text, "client_recent_max_input_buffer", maxInput);
-        Field(text, "client_recent_max_output_buffer", 0);
+        Field(text, "client_recent_max_output_buffer", maxOutput);
         Field(text, "blocked_clients", 0);
         Field(text, "tracking_clients", 0);
     }
@@ -224,6 +228,7 @@ public static class InfoBuilder
         Field(text, "total_error_replies", failed + rejected + unknown + stats.ProtocolErrors);
         Field(text, "unexpected_error_replies", internalErrors);
         Field(text, "client_query_buffer_limit_disconnections", stats.QueryBufferDisconnects);
+        Field(text, "client_output_buffer_limit_disconnections", stats.OutputBufferLimitDisconnects);
         Field(text, "protocol_errors", stats.ProtocolErrors);
         Field(text, "unknown_commands", unknown);
     }

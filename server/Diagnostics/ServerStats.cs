@@ -9,6 +9,7 @@ public sealed class ServerStats
     private long _netOutputBytes;
     private long _protocolErrors;
     private long _queryBufferDisconnects;
+    private long _outputBufferDisconnects;
 
     public long StartedAtMs { get; } = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
     public long StartedTicks { get; } = Environment.TickCount64;
@@ -19,6 +20,8 @@ public sealed class ServerStats
     public long NetOutputBytes => Volatile.Read(ref _netOutputBytes);
     public long ProtocolErrors => Volatile.Read(ref _protocolErrors);
     public long QueryBufferDisconnects => Volatile.Read(ref _queryBufferDisconnects);
+    /// <summary>Clients closed for going over client-output-buffer-limit (client_output_buffer_limit_disconnections).</summary>
+    public long OutputBufferLimitDisconnects => Volatile.Read(ref _outputBufferDisconnects);
     public long LastResetMs { get; private set; }
 
     public void ConnectionReceived() => Interlocked.Increment(ref _connectionsReceived);
@@ -27,6 +30,7 @@ public sealed class ServerStats
     public void NetOutput(long bytes) => Interlocked.Add(ref _netOutputBytes, bytes);
     public void ProtocolError() => Interlocked.Increment(ref _protocolErrors);
     public void QueryBufferDisconnect() => Interlocked.Increment(ref _queryBufferDisconnects);
+    public void OutputBufferLimitDisconnect() => Interlocked.Increment(ref _outputBufferDisconnects);
 
     public void Reset()
     {
@@ -36,6 +40,7 @@ public sealed class ServerStats
         Interlocked.Exchange(ref _netOutputBytes, 0);
         Interlocked.Exchange(ref _protocolErrors, 0);
         Interlocked.Exchange(ref _queryBufferDisconnects, 0);
+        Interlocked.Exchange(ref _outputBufferDisconnects, 0);
         LastResetMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
     }
 }

@@ -42,7 +42,13 @@ public sealed class Shard : IDisposable
     /// <summary>Randomness for sampling (expiry, RANDOMKEY, LFU); used only by whoever holds the shard.</summary>
     public Random Random { get; }
 
-    /// <summary>Queues work for the executor thread (executor mode only).</summary>
+    /// <summary>
+    /// Queues work for the executor thread (executor mode only). The queue needs no bound of its
+    /// own: every poster waits for its item to run before it posts another (a connection awaits its
+    /// batch or park, Keyspace.HoldAll waits for each hold), so it never holds more than one item per
+    /// connection, at most maxclients, plus one per concurrent HoldAll; and a batch is bounded too
+    /// (1024 commands, the request arena's size).
+    /// </summary>
     public void Post(ShardWork work)
     {
         _queue.Enqueue(work);

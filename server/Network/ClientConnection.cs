@@ -4,6 +4,7 @@ using System.Runtime.CompilerServices;
 using System.IO.Pipelines;
 using System.Net;
 using Diagnostics.Server.Commands;
+using Diagnostics.Server.Configuration;
 using Diagnostics.Server.Diagnostics;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Protocol;
@@ -42,6 +43,11 @@ public sealed class ClientConnection : IDisposable
     private readonly bool[] _involvedShards;
     private CommandSpec?[] _specs = new CommandSpec?[64];
     private volatile bool _closing;
+    private readonly OutputBufferGuard _outputGuard;
+    private int _outputLimitReached;
+    // Reply bytes and blocks produced as of the last completed flush: all of them were sent by then.
+    private long _flushedProduced;
+    private long _flushedBlocks;
     // This connection's writes of the current batch, encoded for the AOF, and the AOF offset just
     // past its last writes: its replies wait until the AOF has them as safe as appendfsync promises.
     private Persistence.AofRecordBuffer? _loggedWrites;
@@ -54,6 +60,8 @@ public sealed class ClientConnection : IDisposable
         _log = log;
         Id = server.Clients.NextId();
         Reply = new RespWriter(transport.Pipe.Output);
+        _outputGuard = new OutputBufferGuard(this, server.Config);
+        Reply.Guard = _outputGuard;
         Address = FormatEndPoint(transport.RemoteEndPoint);
         LocalAddress = FormatEndPoint(transport.LocalEndPoint);
         CreatedMs = LastInteractionMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
@@ -97,6 +105,48 @@ public sealed class ClientConnection : IDisposable
     public long ArenaCapacity => _batch.ArenaCapacity;
     public bool CloseAfterReply { get; set; }
     public bool Killed { get; private set; }
+
+    /// <summary>
+    /// Which client-output-buffer-limit applies (and what CLIENT LIST/KILL TYPE match): normal until
+    /// the client subscribes, when the pub/sub commands make it <see cref="ClientClass.PubSub"/>.
+    /// </summary>
+    public ClientClass Class { get; set; } = ClientClass.Normal;
+
+    /// <summary>
+    /// Reply bytes produced but not yet accepted by the kernel (CLIENT LIST omem): the current
+    /// batch's replies, or those of a flush the client is too slow to take.
+    /// </summary>
+    public long OutputBufferBytes => Math.Max(0, Reply.Produced - Math.Max(Volatile.Read(ref _flushedProduced), _transport.SentBytes));
+
+    /// <summary>Output blocks (4 KB or more each) holding unsent replies, the one being filled included (CLIENT LIST oll).</summary>
+    public long OutputBlocks => Math.Max(0, Reply.Blocks - Math.Max(Volatile.Read(ref _flushedBlocks), _transport.SentBlocks));
+
+    /// <summary>True once the client went over its output buffer limits and is being closed.</summary>
+    public bool OutputLimitReached => Volatile.Read(ref _outputLimitReached) != 0;
+
+    /// <summary>The clients cron's once-a-second check, for a flush stuck on a client that does not read.</summary>
+    internal void CheckOutputBuffer(long nowMs) => _outputGuard.Exceeded(nowMs);
+
+    /// <summary>Largest unsent output since the previous call (INFO client_recent_max_output_buffer).</summary>
+    internal long TakeOutputPeak() => _outputGuard.TakePeak();
+
+    /// <summary>
+    /// Over the output buffer limits: counted, logged with Redis's words, and dropped at once
+    /// without sending what is buffered (Redis's asynchronous close of such clients). Callable from
+    /// any thread (the reply writer on a shard executor, the cron); only the first call acts.
+    /// </summary>
+    internal void CloseForOutputLimit()
+    {
+        if (Interlocked.Exchange(ref _outputLimitReached, 1) != 0)
+            return;
+        _closing = true;
+        _server.Stats.OutputBufferLimitDisconnect();
+        // The cron will not see this client again: its peak goes in now.
+        _server.Clients.RecentMaxOutputBuffer.Record(OutputBufferBytes, Environment.TickCount64 / 1000);
+        _log.LogWarning("Client {Client} scheduled to be closed ASAP for overcoming of output buffer limits.",
+            ClientDescription.Describe(this, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()));
+        _transport.Abort("output buffer limits reached");
+    }
 
     /// <summary>CLIENT KILL: stop reading, drop the connection; the loop releases its memory.</summary>
     public void Kill()
@@ -203,6 +253,8 @@ public sealed class ClientConnection : IDisposable
 
     private async ValueTask FlushAsync(PipeWriter output)
     {
+        if (OutputLimitReached)
+            return; // the client is being dropped: what is buffered is not sent
         var aof = _server.Aof;
         if (aof.Enabled)
         {
@@ -231,8 +283,12 @@ public sealed class ClientConnection : IDisposable
             ThreadCounters.Current.NetOutputBytes += written;
             // Sending counts as activity, as in Redis: a client reading a long reply is not idle.
             LastInteractionMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+            _outputGuard.BeforeFlush();
         }
         await output.FlushAsync();
+        Volatile.Write(ref _flushedProduced, Reply.Produced);
+        Volatile.Write(ref _flushedBlocks, Reply.Blocks);
+        _outputGuard.AfterFlush();
     }
 
     /// <summary>Parses complete commands from the front of <paramref name="buffer"/>, slicing off what it consumed.</summary>

@@ -2,15 +2,30 @@ using System.Text;
 
 namespace Diagnostics.Server.Network;
 
-/// <summary>The CLIENT LIST / CLIENT INFO line: Redis's fields in Redis's order, then this server's own.</summary>
+/// <summary>
+/// The CLIENT LIST / CLIENT INFO line: Redis's fields in Redis's order, then this server's own.
+/// Output fields: obl is the reply bytes in the block being filled (not yet handed to the pipe),
+/// oll the output blocks (4 KB or more each) still holding unsent replies, the one being filled
+/// included, and omem every reply byte produced and not yet accepted by the kernel, which is
+/// what client-output-buffer-limit measures. events has "w" while there is output to send.
+/// </summary>
 public static class ClientDescription
 {
+    /// <summary>The line without its newline (log messages about a client).</summary>
+    public static string Describe(ClientConnection client, long nowMs)
+    {
+        var text = new StringBuilder();
+        Append(text, client, nowMs);
+        return text.ToString(0, text.Length - 1);
+    }
+
     public static void Append(StringBuilder text, ClientConnection client, long nowMs)
     {
         long age = (nowMs - client.CreatedMs) / 1000;
         long idle = (nowMs - client.LastInteractionMs) / 1000;
         long qbuf = client.QueryBufferBytes;
         long arena = client.ArenaCapacity;
+        long omem = client.OutputBufferBytes;
         text.Append("id=").Append(client.Id)
             .Append(" addr=").Append(client.Address)
             .Append(" laddr=").Append(client.LocalAddress)
@@ -26,9 +41,11 @@ public static class ClientDescription
             .Append(" argv-mem=").Append(client.ArgvBytes)
             .Append(" multi-mem=0 rbs=").Append(arena)
             .Append(" rbp=").Append(client.ArgvBytes)
-            .Append(" obl=0 oll=0 omem=0")
-            .Append(" tot-mem=").Append(arena + qbuf)
-            .Append(" events=r")
+            .Append(" obl=").Append(client.Reply.OpenBlockBytes)
+            .Append(" oll=").Append(client.OutputBlocks)
+            .Append(" omem=").Append(omem)
+            .Append(" tot-mem=").Append(arena + qbuf + omem)
+            .Append(omem > 0 ? " events=rw" : " events=r")
             .Append(" cmd=").Append(client.LastCommand?.FullName ?? "NULL")
             .Append(" user=default redir=-1")
             .Append(" resp=").Append(client.Reply.Protocol)

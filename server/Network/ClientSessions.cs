@@ -5,12 +5,10 @@ using Microsoft.Extensions.Logging;
 namespace Diagnostics.Server.Network;
 
 /// <summary>
-/// Kestrel's entry point for the RESP listener: admits or refuses a connection (maxclients,
-/// protected mode) and runs its <see cref="ClientConnection"/> until it ends, then releases it.
-/// </summary>
-/// <summary>
 /// Admits or refuses a new client (maxclients, protected mode) and runs its
 /// <see cref="ClientConnection"/> until it ends, then releases it. Shared by both transports.
+/// maxclients is what bounds everything kept per client (connections, their shard work items,
+/// their buffers): a refused connection gets Redis's error and is closed at once.
 /// </summary>
 public sealed class ClientSessions(DataServer server, ILogger<ClientSessions> log)
 {
@@ -35,27 +33,35 @@ public sealed class ClientSessions(DataServer server, ILogger<ClientSessions> lo
             return;
         }
 
-        var client = new ClientConnection(server, transport, log);
-        server.Clients.Add(client);
         try
         {
-            await client.RunAsync();
+            var client = new ClientConnection(server, transport, log);
+            server.Clients.Add(client);
+            try
+            {
+                await client.RunAsync();
+            }
+            finally
+            {
+                server.Clients.Remove(client);
+                client.Dispose();
+            }
         }
         finally
         {
-            server.Clients.Remove(client);
-            client.Dispose();
+            server.Clients.Release();
         }
     }
 
+    /// <summary>Null when the client may stay (and it then holds a place: release it), else why not.</summary>
     private string? Admission(EndPoint? remote)
     {
-        if (server.Clients.Count >= server.Config.MaxClients)
-            return "ERR max number of clients reached";
         var config = server.Config;
         if (config.ProtectedMode && config.RequirePass is null && remote is IPEndPoint ip && !IPAddress.IsLoopback(ip.Address)
             && !(ip.Address.IsIPv4MappedToIPv6 && IPAddress.IsLoopback(ip.Address.MapToIPv4())))
             return ProtectedModeError;
+        if (!server.Clients.TryAdmit(config.MaxClients))
+            return "ERR max number of clients reached";
         return null;
     }
 }

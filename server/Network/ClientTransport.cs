@@ -19,6 +19,13 @@ public abstract class ClientTransport
     /// <summary>True when bytes are waiting in the kernel's receive buffer.</summary>
     public abstract bool InputPending { get; }
 
-    /// <summary>Drops the connection; pending reads end.</summary>
+    /// <summary>
+    /// Reply bytes (and pipe blocks) the layer below has sent so far, when it can tell while a flush
+    /// is still under way; 0 when it cannot, and the connection counts a flush as sent once it completes.
+    /// </summary>
+    public virtual long SentBytes => 0;
+    public virtual long SentBlocks => 0;
+
+    /// <summary>Drops the connection; pending reads and writes end.</summary>
     public abstract void Abort(string reason);
 }

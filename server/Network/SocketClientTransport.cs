@@ -17,6 +17,7 @@ public sealed class SocketClientTransport : ClientTransport, IDuplexPipe, IDispo
     public const int MinimumReadBytes = 4096;
     private readonly Socket _socket;
     private readonly NetworkStream _stream;
+    private readonly SendCountingStream _output;
 
     public SocketClientTransport(Socket socket, int keepAliveSeconds)
     {
@@ -31,7 +32,8 @@ public sealed class SocketClientTransport : ClientTransport, IDuplexPipe, IDispo
         }
         _stream = new NetworkStream(socket, ownsSocket: true);
         Input = PipeReader.Create(_stream, new StreamPipeReaderOptions(bufferSize: ReceiveBufferBytes, minimumReadSize: MinimumReadBytes, leaveOpen: true));
-        Output = PipeWriter.Create(_stream, new StreamPipeWriterOptions(minimumBufferSize: 4096, leaveOpen: true));
+        _output = new SendCountingStream(_stream);
+        Output = PipeWriter.Create(_output, new StreamPipeWriterOptions(minimumBufferSize: 4096, leaveOpen: true));
         RemoteEndPoint = socket.RemoteEndPoint;
         LocalEndPoint = socket.LocalEndPoint;
         FileDescriptor = socket.Handle.ToInt64();
@@ -43,6 +45,8 @@ public sealed class SocketClientTransport : ClientTransport, IDuplexPipe, IDispo
     public override EndPoint? RemoteEndPoint { get; }
     public override EndPoint? LocalEndPoint { get; }
     public override long FileDescriptor { get; }
+    public override long SentBytes => _output.SentBytes;
+    public override long SentBlocks => _output.SentBlocks;
 
     public override bool InputPending
     {

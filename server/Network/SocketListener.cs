@@ -83,6 +83,10 @@ public sealed class SocketListener(DataServer server, ClientSessions sessions, I
                 }
                 continue;
             }
+            // One task per accepted socket, not a queue: ClientSessions refuses a client past
+            // maxclients as soon as it starts (a one-line error, then close), so the tasks alive
+            // are the admitted clients plus refusals being written; connections not yet accepted
+            // wait in the kernel's backlog (511), as with Redis.
             _ = Serve(accepted);
         }
     }

@@ -33,6 +33,12 @@ public sealed partial class AppendOnlyFile : IDisposable
     private const long MaxUnsyncedBytes = 64L * 1024 * 1024;
     // A connection appending past this waits for the writer: the disk is slower than the writes.
     private const long MaxBufferedBytes = 256L * 1024 * 1024;
+    // Under everysec, written buffers stay in memory until an fsync covers them (a failed fsync
+    // writes them again). While one fsync is slow (a stalled disk), writing on would keep every
+    // byte written meanwhile: past this much waiting for the fsync the writer stops taking the
+    // append buffer, which then fills to MaxBufferedBytes and makes appenders wait. So the AOF
+    // holds at most MaxRetainedBytes + MaxBufferedBytes whatever the disk does.
+    private const long MaxRetainedBytes = 2 * MaxUnsyncedBytes;
     private const int WriterWakeBytes = 1024 * 1024;
     private const int LeaderWaitMs = 1;
 
@@ -61,6 +67,8 @@ public sealed partial class AppendOnlyFile : IDisposable
     private bool _stopRequested;
     private readonly List<PendingBuffer> _pending = [];
     private readonly List<PendingBuffer> _unsynced = [];
+    // Set while MaxRetainedBytes wait for the fsync in flight; read by the writer's wait loop.
+    private volatile bool _holdingBack;
     private DiskFile? _incr;
     private long _incrLength;
     private long _syncedLength;   // the file's length as of the last point the policy counts as durable
@@ -298,6 +306,7 @@ public sealed partial class AppendOnlyFile : IDisposable
         if (outcome is null)
             return;
         _syncInFlight = null;
+        _holdingBack = false;
         if (outcome.Error is not null)
         {
             OnDiskError(outcome.Error);
@@ -412,7 +421,7 @@ public sealed partial class AppendOnlyFile : IDisposable
             return false;
         try
         {
-            if (_incr is null || _writeError is not null || _initialBase is not null || _writer is null)
+            if (_incr is null || _writeError is not null || _initialBase is not null || _writer is null || _holdingBack)
                 return false;
             lock (_gate)
             {
@@ -480,16 +489,18 @@ public sealed partial class AppendOnlyFile : IDisposable
     }
 
     private bool HasWorkLocked()
-        => !_active.IsEmpty || _stopRequested || _rewriteStep != RewriteStep.None || _initialBase is not null || _syncDone is not null
+        => (!_active.IsEmpty && !_holdingBack) || _stopRequested || _rewriteStep != RewriteStep.None || _initialBase is not null || _syncDone is not null
            || Volatile.Read(ref _syncRequested) != 0
-           || (_unsynced.Count > 0 && Environment.TickCount64 - _lastSyncTicks >= EverySecIntervalMs)
+           // An fsync in flight reports back itself (_syncDone); counting its time as due work would
+           // spin the writer for as long as a slow fsync lasts.
+           || (_unsynced.Count > 0 && _syncInFlight is null && Environment.TickCount64 - _lastSyncTicks >= EverySecIntervalMs)
            || (_writeError is not null && Environment.TickCount64 >= _nextRetryTicks);
 
     private int WaitTimeoutMs()
     {
         long now = Environment.TickCount64;
         long until = long.MaxValue;
-        if (_unsynced.Count > 0)
+        if (_unsynced.Count > 0 && _syncInFlight is null)
             until = Math.Min(until, _lastSyncTicks + EverySecIntervalMs);
         if (_writeError is not null)
             until = Math.Min(until, _nextRetryTicks);
@@ -500,7 +511,7 @@ public sealed partial class AppendOnlyFile : IDisposable
 
     private void TakeActiveLocked()
     {
-        if (_active.IsEmpty)
+        if (_active.IsEmpty || _holdingBack)
             return;
         _pending.Add(new PendingBuffer(_active, _appendedOffset));
         _active = _pool.Count > 0 ? _pool.Pop() : new AofRecordBuffer();
@@ -539,6 +550,13 @@ public sealed partial class AppendOnlyFile : IDisposable
     {
         if (_incr is null)
             return;
+        if (!forceSync && _syncInFlight is not null && _incrLength - _syncedLength >= MaxRetainedBytes)
+        {
+            if (!_holdingBack)
+                Log.LogWarning("Asynchronous AOF fsync is taking too long (disk is busy?): holding back writes until it completes.");
+            _holdingBack = true;
+            return;
+        }
         int written = 0;
         try
         {

@@ -18,9 +18,18 @@ public sealed class RespWriter
     private PipeWriter _output;
     private Memory<byte> _buffer;
     private int _used;
-    private long _uncommitted;
+    // Bytes handed to the pipe since the writer was made, and that total plus _used as of the last
+    // TakeWrittenCount. Only the writing thread changes them; others may read them (CLIENT LIST).
+    private long _committed;
+    private long _taken;
+    private long _blocks;
+    private bool _discarding;
+    private byte[]? _scratch;
 
     public RespWriter(PipeWriter output) => _output = output;
+
+    /// <summary>Consulted at every new block of output; null: no limits (AOF replay, tests).</summary>
+    public IReplyBufferGuard? Guard { get; set; }
 
     /// <summary>2 or 3, as set by HELLO.</summary>
     public int Protocol { get; set; } = 2;
@@ -28,14 +37,34 @@ public sealed class RespWriter
     /// <summary>When set, replies are dropped (CLIENT REPLY OFF / SKIP).</summary>
     public bool Muted { get; set; }
 
+    /// <summary>
+    /// Every reply byte put in the pipe or in the open block since the start (discarded bytes
+    /// excluded). The acquire read keeps a caller's later read of the sent total from being done
+    /// first, so "produced minus sent" read from another thread errs low, never high.
+    /// </summary>
+    public long Produced => Volatile.Read(ref _committed) + OpenBlockBytes;
+
+    /// <summary>Reply bytes in the block being filled, not yet handed to the pipe (CLIENT LIST obl).</summary>
+    public int OpenBlockBytes => _discarding ? 0 : _used;
+
+    /// <summary>Output blocks taken from the pipe since the start, the open one included (for CLIENT LIST oll).</summary>
+    public long Blocks => _blocks;
+
+    /// <summary>
+    /// True once the guard refused more output: replies go to a scratch buffer and are dropped,
+    /// so a client over its limit holds no more memory while it is being closed.
+    /// </summary>
+    public bool Discarding => _discarding;
+
     /// <summary>Bytes written since the last <see cref="TakeWrittenCount"/>, without resetting.</summary>
-    public long PendingBytes => _uncommitted + _used;
+    public long PendingBytes => Produced - _taken;
 
     /// <summary>Bytes written since the last <see cref="TakeWrittenCount"/>.</summary>
     public long TakeWrittenCount()
     {
-        long n = _uncommitted + _used;
-        _uncommitted = -_used;
+        long produced = Produced;
+        long n = produced - _taken;
+        _taken = produced;
         return n;
     }
 
@@ -44,8 +73,11 @@ public sealed class RespWriter
     {
         if (_used > 0)
         {
-            _output.Advance(_used);
-            _uncommitted += _used;
+            if (!_discarding)
+            {
+                _output.Advance(_used);
+                _committed += _used;
+            }
             _used = 0;
         }
         _buffer = default;
@@ -258,7 +290,23 @@ public sealed class RespWriter
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void Refill(int size)
     {
+        Memory<byte> previous = _buffer;
+        int previousUsed = _used;
         Commit();
-        _buffer = _output.GetMemory(Math.Max(size, MinimumBuffer));
+        if (!_discarding && Guard is { } guard && !guard.MayBuffer(this))
+            _discarding = true;
+        int wanted = Math.Max(size, MinimumBuffer);
+        if (_discarding)
+        {
+            if (_scratch is null || _scratch.Length < wanted)
+                _scratch = new byte[wanted];
+            _buffer = _scratch;
+            return;
+        }
+        _buffer = _output.GetMemory(wanted);
+        // The pipe hands out the rest of its current block when it is big enough: that is no new block.
+        if (previousUsed >= previous.Length
+            || !Unsafe.AreSame(ref previous.Span[previousUsed], ref System.Runtime.InteropServices.MemoryMarshal.GetReference(_buffer.Span)))
+            _blocks++;
     }
 }

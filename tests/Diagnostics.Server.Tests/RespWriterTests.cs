@@ -90,4 +90,38 @@ public sealed class RespWriterTests
         string value = new('v', 100_000);
         Assert.Equal($"$100000\r\n{value}\r\n", Encode(2, w => w.Bulk(Encoding.ASCII.GetBytes(value))));
     }
+
+    /// <summary>Refuses more output once the writer has produced <paramref name="limit"/> bytes.</summary>
+    private sealed class RefusingGuard(long limit) : IReplyBufferGuard
+    {
+        public int Calls { get; private set; }
+
+        public bool MayBuffer(RespWriter writer)
+        {
+            Calls++;
+            return writer.Produced < limit;
+        }
+    }
+
+    [Fact]
+    public void GuardIsAskedPerBlockAndARefusalStopsBuffering()
+    {
+        var pipe = new Pipe(new PipeOptions(pauseWriterThreshold: 0));
+        var guard = new RefusingGuard(64 * 1024);
+        var writer = new RespWriter(pipe.Writer) { Guard = guard };
+        byte[] value = new byte[1 << 20];
+        writer.Bulk(value);
+        writer.Integer(42);
+        writer.Commit();
+
+        // Asked once per 4 KB block, not per byte or reply; after the refusal nothing reaches the pipe.
+        Assert.True(writer.Discarding);
+        Assert.InRange(writer.Produced, 64 * 1024, 64 * 1024 + 4096);
+        Assert.InRange(guard.Calls, 16, 20);
+        Assert.InRange(writer.Blocks, 16, 17);
+        pipe.Writer.Complete();
+        Assert.True(pipe.Reader.TryRead(out var result));
+        Assert.Equal(writer.Produced, result.Buffer.Length);
+        Assert.Equal(writer.Produced, writer.TakeWrittenCount());
+    }
 }

@@ -181,9 +181,14 @@ public sealed class ServerProcess : IDisposable
     /// Starts a server that is expected to refuse to start (a corrupt AOF, say): waits for it to
     /// exit and returns its exit code and everything it printed.
     /// </summary>
-    public static (int ExitCode, string Output) RunUntilExit(params string[] arguments)
+    public static (int ExitCode, string Output) RunUntilExit(params string[] arguments) => RunUntilExitWith(null, arguments);
+
+    /// <summary>As <see cref="RunUntilExit"/>, with a configuration file as the first argument.</summary>
+    public static (int ExitCode, string Output) RunUntilExitWith(string? configFile, params string[] arguments)
     {
         var info = ServerStartInfo();
+        if (configFile is not null)
+            info.ArgumentList.Add(configFile);
         info.ArgumentList.Add("--port");
         info.ArgumentList.Add(FreePort().ToString());
         if (Array.IndexOf(arguments, "--http-port") < 0)

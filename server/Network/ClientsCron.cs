@@ -1,0 +1,40 @@
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+
+namespace Diagnostics.Server.Network;
+
+/// <summary>
+/// Once a second, as Redis's clientsCron: closes clients idle for longer than the "timeout"
+/// setting (0 = never), closes clients over their output buffer limits (a flush stuck on a client
+/// that does not read produces nothing more, so only a periodic look sees the soft limit's time run
+/// out, or a lowered limit), and samples the largest unsent output for INFO.
+/// </summary>
+public sealed class ClientsCron(DataServer server, ILogger<ClientsCron> log) : BackgroundService
+{
+    protected override async Task ExecuteAsync(CancellationToken stopping)
+    {
+        using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
+        while (await timer.WaitForNextTickAsync(stopping).ConfigureAwait(false))
+            Run();
+    }
+
+    private void Run()
+    {
+        int timeout = server.Config.Timeout;
+        long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        long ticks = Environment.TickCount64;
+        long peak = 0;
+        foreach (var client in server.Clients.Snapshot())
+        {
+            if (timeout > 0 && now - client.LastInteractionMs > timeout * 1000L)
+            {
+                log.LogInformation("Closing idle client id={Id} addr={Address}", client.Id, client.Address);
+                client.Kill();
+                continue;
+            }
+            peak = Math.Max(peak, client.TakeOutputPeak());
+            client.CheckOutputBuffer(ticks);
+        }
+        server.Clients.RecentMaxOutputBuffer.Record(peak, ticks / 1000);
+    }
+}

@@ -1,0 +1,68 @@
+using Diagnostics.Server.Configuration;
+using Diagnostics.Server.Protocol;
+
+namespace Diagnostics.Server.Network;
+
+/// <summary>
+/// Enforces client-output-buffer-limit for one connection, as Redis's checkClientOutputBufferLimits:
+/// unsent replies at or over the hard limit close the client at once; at or over the soft limit
+/// continuously for longer than the soft seconds, too. The limits are those of the connection's
+/// <see cref="ClientConnection.Class"/>, read at each check, so a client that becomes a subscriber
+/// or a CONFIG SET takes effect without anything else changing.
+///
+/// Checked where unsent output can grow or sit: by the reply writer at each new 4 KB block (a reply
+/// growing past the hard limit mid-batch stops being buffered), and once a second by the clients
+/// cron (a flush stuck on a client that does not read).
+/// </summary>
+internal sealed class OutputBufferGuard(ClientConnection client, ServerConfig config) : IReplyBufferGuard
+{
+    // Environment.TickCount64 when the unsent output was first seen at or over the soft limit; 0
+    // while under it. Written by the connection's thread and the cron: a lost update only delays
+    // or restarts the soft timer by one check.
+    private long _softSinceMs;
+    private long _peak;
+
+    // Once closing (decided here or by the cron), nothing more is buffered.
+    public bool MayBuffer(RespWriter writer) => !client.OutputLimitReached && !Exceeded(Environment.TickCount64);
+
+    /// <summary>True (and the client is being closed) when the client is over its limits.</summary>
+    public bool Exceeded(long nowMs)
+    {
+        OutputBufferLimit limit = config.OutputBufferLimits[client.Class];
+        if (limit.IsOff)
+            return false;
+        ulong pending = (ulong)client.OutputBufferBytes;
+        bool hard = limit.HardBytes != 0 && pending >= limit.HardBytes;
+        bool soft = false;
+        if (limit.SoftBytes != 0 && pending >= limit.SoftBytes)
+        {
+            long since = _softSinceMs;
+            if (since == 0)
+                _softSinceMs = nowMs;
+            else
+                soft = nowMs - since > limit.SoftSeconds * 1000L;
+        }
+        else
+        {
+            _softSinceMs = 0;
+        }
+        if (!hard && !soft)
+            return false;
+        client.CloseForOutputLimit();
+        return true;
+    }
+
+    /// <summary>Before a flush: the unsent output is at its largest for this batch.</summary>
+    public void BeforeFlush()
+    {
+        long pending = client.OutputBufferBytes;
+        if (pending > _peak)
+            _peak = pending;
+    }
+
+    /// <summary>A completed flush sent everything: the soft limit's clock starts over.</summary>
+    public void AfterFlush() => _softSinceMs = 0;
+
+    /// <summary>The largest unsent output since the last call (the cron's sample for INFO).</summary>
+    public long TakePeak() => Math.Max(Interlocked.Exchange(ref _peak, 0), client.OutputBufferBytes);
+}
