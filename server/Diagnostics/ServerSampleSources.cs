@@ -19,6 +19,10 @@ public static class ServerSampleSources
             writer.Rate(MetricNames.KeyspaceHitsPerSecond, hits);
             writer.Rate(MetricNames.KeyspaceMissesPerSecond, misses);
             writer.Gauge(MetricNames.ConnectedClients, server.Clients.Count);
+            long largestOutput = 0;
+            foreach (var client in server.Clients.Snapshot())
+                largestOutput = Math.Max(largestOutput, client.OutputBufferBytes);
+            writer.Gauge(MetricNames.LargestOutputBufferBytes, largestOutput);
             writer.Rate(MetricNames.RejectedConnectionsPerSecond, stats.RejectedConnections);
             writer.Rate(MetricNames.NetInputBytesPerSecond, stats.NetInputBytes);
             writer.Rate(MetricNames.NetOutputBytesPerSecond, stats.NetOutputBytes);
