@@ -7,6 +7,8 @@ namespace Diagnostics.Contracts;
 public sealed record Finding
 {
     public required string Rule { get; init; }
+    /// <summary>What the finding is about: "memory", "latency", "clients", "persistence", "runtime", "cpu", "security".</summary>
+    public required string Area { get; init; }
     public required FindingSeverity Severity { get; init; }
     public required string Title { get; init; }
     public required string Seen { get; init; }

@@ -51,6 +51,8 @@ public static class HttpApi
             .IncludeInDebugPackage("config.json");
         api.MapGet("/log", () => Results.Text(string.Join('\n', server.Log.Lines()) + "\n", "text/plain; charset=utf-8"))
             .IncludeInDebugPackage("log.txt");
+        api.MapGet("/doctor", () => Json(DoctorView.Examine(server), ContractsJson.Default.DoctorReport))
+            .IncludeInDebugPackage("doctor.json");
         api.MapGet("/stacks", async (CancellationToken cancellationToken) => Results.Text(await ManagedStacks.CaptureAsync(cancellationToken), "text/plain; charset=utf-8"))
             .IncludeInDebugPackage("stacks.txt");
         api.MapGet("/debug/package", (DebugPackageBuilder builder, HttpContext context) => DebugPackage(builder, context));

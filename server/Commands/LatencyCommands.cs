@@ -4,7 +4,7 @@ using static Diagnostics.Server.Commands.CommandFlags;
 namespace Diagnostics.Server.Commands;
 
 /// <summary>
-/// LATENCY LATEST / HISTORY / RESET / GRAPH / HISTOGRAM / HELP over the server's
+/// LATENCY LATEST / HISTORY / RESET / GRAPH / HISTOGRAM / DOCTOR / HELP over the server's
 /// <see cref="LatencyMonitor"/> and <see cref="CommandLatency"/>, with Redis 7's replies.
 /// </summary>
 public static class LatencyCommands
@@ -25,6 +25,7 @@ public static class LatencyCommands
                 new CommandSpec("histogram", -2, f, 0, 0, 0, Histogram, g, "Return the cumulative distribution of latencies of a subset of commands or all.", "7.0.0",
                     "O(N) where N is the number of commands with latency information being retrieved.")
                 { Arguments = [new("command", "string", Optional: true, Multiple: true)] },
+                DoctorCommands.LatencyDoctorSpec(),
                 new CommandSpec("help", 2, Connection | Loading | Stale, 0, 0, 0, Help, g, "Show helpful text about the different subcommands.", "2.8.13")));
     }
 
@@ -155,10 +156,11 @@ public static class LatencyCommands
 
     private static void Help(ref CommandContext c)
     {
-        // Redis's text without DOCTOR, which this server does not have yet.
         string[] lines =
         [
             "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "DOCTOR",
+            "    Return a human readable latency analysis report.",
             "GRAPH <event>",
             "    Return an ASCII latency graph for the <event> class.",
             "HISTORY <event>",

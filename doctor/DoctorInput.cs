@@ -1,0 +1,45 @@
+using System.Globalization;
+using Diagnostics.Contracts;
+
+namespace Diagnostics.Doctor;
+
+/// <summary>
+/// Everything the rules may look at, as contract types: the live server builds it from its views,
+/// a debug package from its files. A part a package lacks is empty, and rules that need it say
+/// nothing rather than guess.
+/// </summary>
+public sealed record DoctorInput
+{
+    public required long TakenUnixMs { get; init; }
+    public InfoReport Info { get; init; } = new([]);
+    public MetricHistory? History { get; init; }
+    public IReadOnlyList<ThreadSnapshot> Threads { get; init; } = [];
+    public IReadOnlyList<ClientSnapshot> Clients { get; init; } = [];
+    public IReadOnlyList<CommandStatistics> Commands { get; init; } = [];
+    public LatencyReport? Latency { get; init; }
+    public IReadOnlyList<SlowLogRecord> SlowLog { get; init; } = [];
+    public MemoryReport? Memory { get; init; }
+    public RuntimeReport? Runtime { get; init; }
+    public EnvironmentReport? Environment { get; init; }
+    public IReadOnlyList<DiskIoFigures> DiskIo { get; init; } = [];
+    public IReadOnlyDictionary<string, string> Config { get; init; } = new Dictionary<string, string>();
+
+    /// <summary>An INFO field ("memory", "used_memory"), or null.</summary>
+    public string? InfoField(string section, string field) =>
+        Info.Sections.TryGetValue(section, out var fields) && fields.TryGetValue(field, out var value) ? value : null;
+
+    public long InfoInt64(string section, string field) =>
+        long.TryParse(InfoField(section, field), NumberStyles.Integer, CultureInfo.InvariantCulture, out long value) ? value : 0;
+
+    public long ConfigInt64(string name) =>
+        Config.TryGetValue(name, out var text) && long.TryParse(text, NumberStyles.Integer, CultureInfo.InvariantCulture, out long value) ? value : 0;
+
+    /// <summary>The last <paramref name="samples"/> values of a history series (fewer if the history is shorter), or empty.</summary>
+    public ReadOnlySpan<double> Recent(string series, int samples)
+    {
+        if (History is null || !History.Series.TryGetValue(series, out var values))
+            return [];
+        int count = Math.Min(samples, values.Length);
+        return values.AsSpan(values.Length - count);
+    }
+}

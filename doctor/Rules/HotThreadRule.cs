@@ -1,0 +1,45 @@
+using Diagnostics.Contracts;
+
+namespace Diagnostics.Doctor.Rules;
+
+/// <summary>One thread uses most of a core while the process has more to give: a bottleneck.</summary>
+public sealed class HotThreadRule : IDoctorRule
+{
+    private const float BusyPercent = 90;
+    private const int Window = 10;
+
+    public string Id => "hot-thread";
+    public string Area => "cpu";
+
+    public IEnumerable<Finding> Examine(DoctorInput input)
+    {
+        if (input.History is null)
+            yield break;
+        foreach (var thread in input.History.Threads)
+        {
+            var cpu = thread.CpuPercent;
+            int count = Math.Min(Window, cpu.Length);
+            if (count < Window)
+                continue;
+            float sum = 0;
+            for (int i = cpu.Length - count; i < cpu.Length; i++)
+                sum += cpu[i];
+            float average = sum / count;
+            if (average < BusyPercent)
+                continue;
+            yield return new Finding
+            {
+                Rule = Id,
+                Area = Area,
+                Severity = FindingSeverity.Warning,
+                Title = $"Thread '{thread.Name}' is saturated",
+                Seen = $"Thread {thread.OsThreadId} '{thread.Name}' ({thread.Role}) used {average:0}% of a core over the last {count} seconds.",
+                Advice = thread.Role.StartsWith("shard executor", StringComparison.Ordinal)
+                    ? "One shard's executor is the bottleneck: its keys are hot. Spread hot keys, or run more shards."
+                    : "A saturated thread caps throughput and adds queueing delay; see what it runs (in-flight work, stacks.txt).",
+                Evidence = new() { ["tid"] = thread.OsThreadId.ToString(System.Globalization.CultureInfo.InvariantCulture), ["cpu_percent_avg"] = average.ToString("0", System.Globalization.CultureInfo.InvariantCulture) },
+                Chart = MetricNames.CpuProcessPercent,
+            };
+        }
+    }
+}

@@ -1,0 +1,30 @@
+using Diagnostics.Contracts;
+using Diagnostics.Doctor;
+
+namespace Diagnostics.Server.Diagnostics.Views;
+
+/// <summary>
+/// The doctor over the live server: the same contract views the API serves and the debug package
+/// holds become the rules' input, so a package examined offline gives the same findings.
+/// </summary>
+public static class DoctorView
+{
+    public static DoctorInput Input(DataServer server) => new()
+    {
+        TakenUnixMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
+        Info = InfoView.Build(server, []),
+        History = server.Sampler.History.Window(DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 3_600_000, long.MaxValue),
+        Threads = ThreadView.Build(server.Sampler.ThreadCpu),
+        Clients = ClientView.Build(server),
+        Commands = CommandView.Build(server),
+        Latency = LatencyView.Build(server),
+        SlowLog = SlowLogView.Build(server),
+        Memory = MemoryView.Build(server),
+        Runtime = RuntimeView.Build(),
+        Environment = EnvironmentView.Build(),
+        DiskIo = DiskIoView.Build(),
+        Config = Api.HttpApi.RedactedConfig(server),
+    };
+
+    public static DoctorReport Examine(DataServer server) => DoctorRules.Examine(Input(server));
+}

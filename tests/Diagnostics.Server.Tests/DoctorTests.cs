@@ -1,0 +1,167 @@
+using System.IO.Compression;
+using System.Text.Json;
+using Diagnostics.Contracts;
+using Diagnostics.Doctor;
+using Diagnostics.Server.Tests.Infrastructure;
+
+namespace Diagnostics.Server.Tests;
+
+/// <summary>
+/// Each doctor rule fired by the real condition it looks for, induced on a real server; and the
+/// same rules over a debug package, offline, reaching the same findings.
+/// </summary>
+public sealed class DoctorTests
+{
+    private static DoctorReport Examine(ServerProcess server)
+    {
+        using var api = new ApiClient(server.HttpPort);
+        return api.Get("/api/doctor", ContractsJson.Default.DoctorReport);
+    }
+
+    private static Finding Expect(ServerProcess server, string rule)
+    {
+        Finding? found = null;
+        Poll.Until(() => (found = Examine(server).Findings.FirstOrDefault(f => f.Rule == rule)) is not null, $"the doctor to report {rule}");
+        Assert.False(string.IsNullOrWhiteSpace(found!.Seen));
+        Assert.False(string.IsNullOrWhiteSpace(found.Advice));
+        return found;
+    }
+
+    [Fact]
+    public void MemoryNearMaxmemoryIsReported()
+    {
+        using var server = ServerProcess.Start("--maxmemory-policy", "allkeys-lru");
+        using var c = server.Connect();
+        Assert.DoesNotContain(Examine(server).Findings, f => f.Rule == "memory-near-maxmemory");
+        for (int i = 0; i < 200; i++)
+            RespAssert.Ok(c.Call("SET", "near:" + i, new string('x', 10_000)));
+        long used = InfoFields.GetInt64(c, "memory", "used_memory");
+        RespAssert.Ok(c.Call("CONFIG", "SET", "maxmemory", (used * 21 / 20).ToString()));
+        var finding = Expect(server, "memory-near-maxmemory");
+        Assert.Equal(FindingSeverity.Warning, finding.Severity);
+        Assert.Equal("memory", finding.Area);
+        Assert.Equal("allkeys-lru", finding.Evidence["maxmemory_policy"]);
+    }
+
+    [Fact]
+    public void ClientThatDoesNotReadItsRepliesIsReported()
+    {
+        using var server = ServerProcess.Start();
+        using (var c = server.Connect())
+            RespAssert.Ok(c.Call("SET", "big", new string('b', 1 << 20)));
+        using var stuck = new NonReadingClient(server.Port, "doctor-stuck");
+        stuck.SendGets("big", 16);
+        var finding = Expect(server, "client-output-buffer");
+        Assert.Contains("doctor-stuck", finding.Seen);
+        Assert.True(long.Parse(finding.Evidence["omem"]) >= 1 << 20);
+    }
+
+    [Fact]
+    public void SlowCommandsAreReportedWithTheirNames()
+    {
+        using var server = ServerProcess.Start("--slowlog-log-slower-than", "10000");
+        using (var c = server.Connect())
+            RespAssert.Ok(c.Call("DEBUG", "SLEEP", "0.03"));
+        var finding = Expect(server, "slow-commands");
+        Assert.Contains("debug", finding.Evidence.Keys);
+        Assert.Equal("latency", finding.Area);
+    }
+
+    [Fact]
+    public void RejectedConnectionsAreReported()
+    {
+        using var server = ServerProcess.Start("--maxclients", "2");
+        using var first = server.Connect();
+        using var second = server.Connect();
+        Assert.Equal("PONG", second.Call("PING").Text);
+        using (var refused = server.Connect())
+            RespAssert.Error("ERR max number of clients reached", refused.Read());
+        var finding = Expect(server, "rejected-connections");
+        Assert.Equal("2", finding.Evidence["maxclients"]);
+    }
+
+    [Fact]
+    public void LatencySpikesAreReportedAndLatencyDoctorSaysSo()
+    {
+        using var server = ServerProcess.Start();
+        using var c = server.Connect();
+        Assert.StartsWith("I'm sorry, Dave, I can't do that. Latency monitoring is disabled", c.Call("LATENCY", "DOCTOR").Text);
+        RespAssert.Ok(c.Call("CONFIG", "SET", "latency-monitor-threshold", "10"));
+        Assert.StartsWith("Dave, no latency spike was observed", c.Call("LATENCY", "DOCTOR").Text);
+        RespAssert.Ok(c.Call("DEBUG", "SLEEP", "0.05"));
+        var finding = Expect(server, "latency-spikes");
+        Assert.Equal("command", finding.Evidence["event"]);
+        string report = c.Call("LATENCY", "DOCTOR").Text!;
+        Assert.StartsWith("Dave, I have observed latency spikes in this Redis instance.", report);
+        Assert.Contains("'command'", report);
+        Assert.Contains("I have a few advices for you:", report);
+    }
+
+    [Fact]
+    public void MostlyMissingKeysAreReported()
+    {
+        using var server = ServerProcess.Start();
+        using var c = server.Connect();
+        var commands = new string[1200][];
+        for (int i = 0; i < commands.Length; i++)
+            commands[i] = ["GET", "missing:" + i];
+        c.SendRaw(RespClient.EncodeAll(commands));
+        for (int i = 0; i < commands.Length; i++)
+            Assert.Equal('$', c.Read().Kind);
+        var finding = Expect(server, "keyspace-misses");
+        Assert.Equal("1200", finding.Evidence["keyspace_misses"]);
+    }
+
+    [Fact]
+    public void DataWithoutPersistenceIsReportedUntilTheAofIsOn()
+    {
+        using var server = ServerProcess.Start();
+        using var dir = new TempDirectory();
+        using var c = server.Connect();
+        RespAssert.Ok(c.Call("SET", "unsaved", "v"));
+        Expect(server, "no-persistence");
+        RespAssert.Ok(c.Call("CONFIG", "SET", "dir", dir.Path));
+        RespAssert.Ok(c.Call("CONFIG", "SET", "appendonly", "yes"));
+        Poll.Until(() => !Examine(server).Findings.Any(f => f.Rule == "no-persistence"), "the finding to go once the AOF is on");
+    }
+
+    [Fact]
+    public void ServerOpenToTheNetworkWithoutPasswordIsCritical()
+    {
+        using var server = ServerProcess.Start("--bind", "0.0.0.0", "--protected-mode", "no");
+        var finding = Expect(server, "exposed-without-password");
+        Assert.Equal(FindingSeverity.Critical, finding.Severity);
+        using var guarded = ServerProcess.Start("--bind", "0.0.0.0", "--protected-mode", "no", "--requirepass", "doctor-pass");
+        Assert.DoesNotContain(Examine(guarded).Findings, f => f.Rule == "exposed-without-password");
+    }
+
+    [Fact]
+    public async Task TheSameRulesOverADebugPackageFindWhatTheLiveServerFound()
+    {
+        using var server = ServerProcess.Start("--maxclients", "2", "--slowlog-log-slower-than", "10000");
+        using (var c = server.Connect())
+        {
+            RespAssert.Ok(c.Call("SET", "offline", "v"));
+            RespAssert.Ok(c.Call("DEBUG", "SLEEP", "0.02"));
+            using var second = server.Connect();
+            using var refused = server.Connect();
+            RespAssert.Error("ERR max number of clients reached", refused.Read());
+        }
+        using var api = new ApiClient(server.HttpPort);
+        byte[] package = await api.Http.GetByteArrayAsync("/api/debug/package");
+        using var zip = new ZipArchive(new MemoryStream(package), ZipArchiveMode.Read);
+        DoctorReport atPackageTime;
+        using (var stream = zip.GetEntry("doctor.json")!.Open())
+            atPackageTime = JsonSerializer.Deserialize(stream, ContractsJson.Default.DoctorReport)!;
+
+        var offline = DoctorRules.Examine(PackageReader.ReadInput(zip));
+        var liveRules = atPackageTime.Findings.Select(f => f.Rule).Order().ToArray();
+        var offlineRules = offline.Findings.Select(f => f.Rule).Order().ToArray();
+        Assert.Contains("slow-commands", offlineRules);
+        Assert.Contains("rejected-connections", offlineRules);
+        Assert.Contains("no-persistence", offlineRules);
+        Assert.Equal(liveRules, offlineRules);
+        Assert.Equal(DoctorRules.All.Count, offline.RulesRun);
+        Assert.Equal(server.Pid, PackageReader.ReadManifest(zip).ProcessId);
+    }
+}
