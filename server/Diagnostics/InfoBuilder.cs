@@ -35,6 +35,7 @@ public static class InfoBuilder
         new("keyspace", "Keyspace", true, WriteKeyspace),
         new("threads", "Threads", false, WriteThreads),
         new("diskio", "Diskio", false, DiskIoInfo.Write),
+        new("diagnostics", "Diagnostics", false, WriteDiagnostics),
     ];
 
     public static IEnumerable<string> SectionNames => Sections.Select(s => s.Name);
@@ -99,6 +100,24 @@ public static class InfoBuilder
                 .Append(",frees=").Append(record.Frees)
                 .Append("\r\n");
         }
+    }
+
+    /// <summary>What the diagnostics themselves hold and cost: the sampler and its history, the log ring.</summary>
+    private static void WriteDiagnostics(StringBuilder text, DataServer server)
+    {
+        var sampler = server.Sampler;
+        var history = sampler.History;
+        Field(text, "sampler_enabled", sampler.Enabled ? 1 : 0);
+        Field(text, "sampler_interval_ms", history.IntervalMillis);
+        Field(text, "sampler_last_sample_usec", sampler.LastSampleMicros);
+        Field(text, "history_samples", history.Count);
+        Field(text, "history_capacity", history.Capacity);
+        Field(text, "history_series", history.SeriesCount);
+        Field(text, "history_threads", history.ThreadCount);
+        Field(text, "history_bytes", history.ApproximateBytes);
+        Field(text, "latency_tracking", CommandLatency.Enabled ? 1 : 0);
+        Field(text, "log_ring_lines", server.Log.Lines().Length);
+        Field(text, "http_port", server.Config.HttpPort);
     }
 
     /// <summary>Error replies by code, as Redis's errorstat_&lt;CODE&gt;:count=N (at most 128 codes).</summary>
