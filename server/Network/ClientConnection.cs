@@ -35,6 +35,7 @@ public sealed class ClientConnection : IDisposable
     private readonly BatchWork _work;
     private readonly ParkWork[] _parks;
     private readonly bool[] _involvedShards;
+    private readonly Eviction _eviction;
     private CommandSpec?[] _specs = new CommandSpec?[64];
     private volatile bool _closing;
     // This connection's writes of the current batch, encoded for the AOF, and the AOF offset just
@@ -59,6 +60,7 @@ public sealed class ClientConnection : IDisposable
         for (int i = 0; i < shards; i++)
             _parks[i] = new ParkWork();
         _involvedShards = new bool[shards];
+        _eviction = server.Keyspace.Eviction;
         FileDescriptor = transport.FileDescriptor;
     }
 
@@ -454,6 +456,14 @@ public sealed class ClientConnection : IDisposable
         {
             logged = _loggedWrites ??= new Persistence.AofRecordBuffer();
             Engine.ExpiryLog.Current = logged;
+        }
+        // maxmemory (one field read when unset): evict in this command's shards, or refuse it.
+        if (_eviction.MaxMemory != 0 && MaxMemoryGate.Refuses(_server.Keyspace, spec, args))
+        {
+            Engine.ExpiryLog.Current = null;
+            counters.Rejected[spec.Id]++;
+            Reply.Error(Errors.OutOfMemory);
+            return;
         }
 
         LastCommand = spec;
