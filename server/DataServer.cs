@@ -20,8 +20,9 @@ public sealed class DataServer : IDisposable
         Aof = new Persistence.AppendOnlyFile(this);
         // Keys the cron expires reach the AOF as DELs while it is on.
         Keyspace.Cron.Aof = Aof;
-        // As Redis's freeMemoryGetNotCountedMemory: the AOF buffer does not count against maxmemory.
-        Keyspace.Eviction.NotCountedMemory = () => Aof.Enabled ? Aof.BufferMemory : 0;
+        // As Redis's freeMemoryGetNotCountedMemory: the AOF buffer does not count against
+        // maxmemory, nor does the rewrite's private copy (the pages Redis's fork would share).
+        Keyspace.Eviction.NotCountedMemory = () => Aof.Enabled ? Aof.BufferMemory + Aof.RewriteMemory : 0;
         ApplyEvictionSettings();
         config.EvictionChanged += ApplyEvictionSettings;
         SlowLog.ThresholdMicros = config.SlowLogSlowerThanMicros;

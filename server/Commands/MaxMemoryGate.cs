@@ -13,23 +13,24 @@ internal static class MaxMemoryGate
 {
     /// <summary>
     /// Called on the thread that holds the command's shards, with the AOF deletion log of the
-    /// command in place, only while maxmemory is set. True when the command must be refused with
+    /// command in place, once <see cref="Eviction.NeedsEviction"/> said memory is over. True when the command must be refused with
     /// <see cref="Errors.OutOfMemory"/>: it may grow memory and its shards had nothing more the
     /// policy allows to evict (or the policy is noeviction), and memory is still over.
     /// </summary>
     public static bool Refuses(Keyspace keyspace, CommandSpec spec, ArgList args)
     {
         var eviction = keyspace.Eviction;
-        if (!eviction.NeedsEviction())
-            return false;
         var flags = spec.Flags;
         EvictionResult result;
         if ((flags & CommandFlags.AllShards) != 0)
         {
             result = EvictionResult.Fail;
             foreach (var shard in keyspace.Shards)
-                if ((result = Better(result, eviction.Perform(shard))) == EvictionResult.Ok)
+            {
+                result = Better(result, eviction.Perform(shard));
+                if (!eviction.IsOverLimit)
                     break;
+            }
         }
         else if (spec.HasKeys && (flags & CommandFlags.Connection) == 0)
         {
@@ -37,8 +38,10 @@ internal static class MaxMemoryGate
             int last = spec.LastKeyIndex(args.Count);
             for (int k = spec.FirstKey; k <= last; k += spec.KeyStep)
             {
-                var shard = keyspace.ShardOf(Keyspace.Hash(args[k]));
-                if ((result = Better(result, eviction.Perform(shard))) == EvictionResult.Ok)
+                // Every shard the command holds helps while memory is over; a shard met again
+                // finds its part done or nothing left.
+                result = Better(result, eviction.Perform(keyspace.ShardOf(Keyspace.Hash(args[k]))));
+                if (!eviction.IsOverLimit)
                     break;
             }
         }
@@ -56,7 +59,7 @@ internal static class MaxMemoryGate
             eviction.RequestBackgroundAfterFail();
             return (flags & CommandFlags.DenyOom) != 0 && eviction.IsOverLimit;
         }
-        // This shard gave its share; if that was not all of the excess, the other shards give theirs.
+        // A shard that stopped at its share leaves the rest to the other shards, in the background.
         if (eviction.IsOverLimit)
             eviction.RequestBackground();
         return false;

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Runtime.CompilerServices;
 using Diagnostics.Server.Memory;
 
 namespace Diagnostics.Server.Engine;
@@ -110,15 +111,16 @@ public sealed unsafe class Eviction
     }
 
     /// <summary>
-    /// <see cref="IsOverLimit"/>, also ending the current over-limit stretch when under (the
-    /// check before every command while maxmemory is set: two field reads when under).
+    /// <see cref="IsOverLimit"/>, also ending the current over-limit stretch when under: the check
+    /// before every command while maxmemory is set, inlined to three field reads when under.
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool NeedsEviction()
     {
-        if (IsOverLimit)
-            return true;
-        EndExceeded();
-        return false;
+        long max = _maxMemory;
+        if (max != 0 && TrackedAllocator.TotalBytes > max)
+            return IsOverLimit || EndExceeded();
+        return _exceededSinceTicks != 0 && EndExceeded();
     }
 
     /// <summary>Keys evicted since start, all shards (INFO evicted_keys).</summary>
@@ -131,6 +133,16 @@ public sealed unsafe class Eviction
                 total += shard.Eviction.EvictedKeys;
             return total;
         }
+    }
+
+    /// <summary>CONFIG RESETSTAT: evicted keys and over-limit time start again from 0. The caller holds every shard.</summary>
+    public void ResetStatistics()
+    {
+        foreach (var shard in _keyspace.Shards)
+            shard.Eviction.ResetCount();
+        Volatile.Write(ref _exceededTotalTicks, 0);
+        if (Volatile.Read(ref _exceededSinceTicks) != 0)
+            Volatile.Write(ref _exceededSinceTicks, Stopwatch.GetTimestamp());
     }
 
     /// <summary>Milliseconds memory has been over maxmemory in all, the current stretch included (total_eviction_exceeded_time).</summary>
@@ -148,14 +160,15 @@ public sealed unsafe class Eviction
 
     /// <summary>
     /// Frees memory from <paramref name="shard"/>, which the caller holds, while the total is over
-    /// maxmemory (Redis's performEvictions). A pass aims at the shard's even share of the excess
-    /// (at least one key), not the whole of it: keys are spread evenly over the shards, so taking
-    /// each shard's own best candidates keeps the choice close to Redis's global one, where one
-    /// shard freeing everything would evict its recent keys before the others' old ones. While
-    /// the total stays over, the caller starts background passes over the other shards. A pass
-    /// also stops at the time limit set by the tenacity.
+    /// maxmemory (Redis's performEvictions). Before a command the pass aims at the whole excess,
+    /// as Redis frees it before running the command, but stops once it has given its even share
+    /// if its shard has come to hold clearly fewer keys than the average shard: a sudden large
+    /// excess (a client's buffer grew) is then not paid for by one shard alone, whose recent
+    /// keys would go before the others' old ones; the caller starts background passes for the
+    /// rest. A background pass aims at its even share, so passes over all shards spread the
+    /// eviction evenly. Either kind also stops at the time limit set by the tenacity.
     /// </summary>
-    public EvictionResult Perform(Shard shard)
+    public EvictionResult Perform(Shard shard, bool background = false)
     {
         long max = _maxMemory;
         if (max == 0)
@@ -177,12 +190,16 @@ public sealed unsafe class Eviction
         if (policy == EvictionPolicy.NoEviction)
             return EvictionResult.Fail;
 
-        long toFree = Math.Max(1, (total - notCounted - max) / _keyspace.ShardCount);
+        long excess = total - notCounted - max;
+        long share = Math.Max(1, excess / _keyspace.ShardCount);
+        long toFree = background ? share : excess;
+        bool allKeys = (policy & EvictionPolicy.AllKeys) != 0;
         long started = Stopwatch.GetTimestamp();
         var state = shard.Eviction;
         int samples = _samples, generation = Volatile.Read(ref _policyGeneration);
         long freed = 0;
         int evicted = 0;
+        bool pastShare = false;
         while (freed < toFree)
         {
             Entry** slot = state.SelectVictim(shard, policy, samples, generation, out Database? db);
@@ -190,9 +207,18 @@ public sealed unsafe class Eviction
                 return EvictionResult.Fail; // as Redis's cant_free: the command is refused if memory is still over
             freed += db!.Evict(slot);
             state.CountEviction();
+            evicted++;
+            // Its share given, the shard goes on only while it is not poorer than the others
+            // (checked once the share is reached, then every 16 keys).
+            if (freed >= share && freed < toFree && (!pastShare || (evicted & 15) == 0))
+            {
+                pastShare = true;
+                if (HoldsFewerKeysThanAverage(shard, allKeys))
+                    return EvictionResult.Ok;
+            }
             // As Redis, look up from the work every 16 keys: other shards may have freed the
             // rest, or the time is up and the background carries on.
-            if ((++evicted & 15) == 0)
+            if ((evicted & 15) == 0)
             {
                 if (TrackedAllocator.TotalBytes - notCounted <= max)
                     break;
@@ -201,6 +227,25 @@ public sealed unsafe class Eviction
             }
         }
         return EvictionResult.Ok;
+    }
+
+    /// <summary>
+    /// True when <paramref name="shard"/> holds under 90% of the average shard's keys that the
+    /// policy may evict (other shards' counts read without their locks: an estimate is enough).
+    /// </summary>
+    private bool HoldsFewerKeysThanAverage(Shard shard, bool allKeys)
+    {
+        long mine = 0, all = 0;
+        foreach (var other in _keyspace.Shards)
+        {
+            long count = 0;
+            foreach (var db in other.Databases)
+                count += allKeys ? db.Count : db.ExpiresCount;
+            all += count;
+            if (other == shard)
+                mine = count;
+        }
+        return mine * _keyspace.ShardCount * 10 < all * 9;
     }
 
     /// <summary>Starts background passes over every shard (no-op under noeviction, where nothing can go).</summary>
@@ -229,13 +274,16 @@ public sealed unsafe class Eviction
             Interlocked.CompareExchange(ref _exceededSinceTicks, Stopwatch.GetTimestamp(), 0);
     }
 
-    private void EndExceeded()
+    /// <summary>Closes the over-limit stretch, if one is open; returns false so callers can chain it.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool EndExceeded()
     {
         if (Volatile.Read(ref _exceededSinceTicks) == 0)
-            return;
+            return false;
         long since = Interlocked.Exchange(ref _exceededSinceTicks, 0);
         if (since != 0)
             Interlocked.Add(ref _exceededTotalTicks, Stopwatch.GetTimestamp() - since);
+        return false;
     }
 
     private static long TimeLimitMicros(int tenacity)

@@ -40,7 +40,7 @@ public sealed class ShardCron
                 ActiveExpire(shard);
             // Memory comes back down without traffic, as Redis's cron-driven eviction does.
             if (eviction is not null)
-                result = eviction.Perform(shard);
+                result = eviction.Perform(shard, background: true);
         }
         finally
         {
@@ -61,7 +61,7 @@ public sealed class ShardCron
         var log = BeginDeletionLog();
         try
         {
-            return eviction.Perform(shard);
+            return eviction.Perform(shard, background: true);
         }
         finally
         {

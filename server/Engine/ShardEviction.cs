@@ -40,6 +40,9 @@ public sealed unsafe class ShardEviction
 
     internal void CountEviction() => Volatile.Write(ref _evictedKeys, _evictedKeys + 1); // one writer: the shard's holder
 
+    /// <summary>CONFIG RESETSTAT, by a caller that holds the shard.</summary>
+    internal void ResetCount() => Volatile.Write(ref _evictedKeys, 0);
+
     /// <summary>Marks the background pass queued; false when it already is.</summary>
     internal bool TryMarkQueued() => Interlocked.Exchange(ref _backgroundQueued, 1) == 0;
 

@@ -457,8 +457,8 @@ public sealed class ClientConnection : IDisposable
             logged = _loggedWrites ??= new Persistence.AofRecordBuffer();
             Engine.ExpiryLog.Current = logged;
         }
-        // maxmemory (one field read when unset): evict in this command's shards, or refuse it.
-        if (_eviction.MaxMemory != 0 && MaxMemoryGate.Refuses(_server.Keyspace, spec, args))
+        // maxmemory (one field read when unset, three when under): evict in this command's shards, or refuse it.
+        if (_eviction.MaxMemory != 0 && _eviction.NeedsEviction() && MaxMemoryGate.Refuses(_server.Keyspace, spec, args))
         {
             Engine.ExpiryLog.Current = null;
             counters.Rejected[spec.Id]++;

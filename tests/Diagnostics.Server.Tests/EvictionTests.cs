@@ -57,6 +57,36 @@ public sealed class EvictionTests
     }
 
     [Theory]
+    [InlineData("inline")]
+    [InlineData("executor")]
+    public void WritesAcrossShardsEvictInTheShardsTheyHold(string mode)
+    {
+        using var server = Start("allkeys-lru", "--execution-mode", mode);
+        using var c = server.Connect();
+        // MSET of ten keys lands on several shards: it holds them all and evicts in each.
+        long highest = 0;
+        for (int from = 0; from < KeysOverLimit; from += 1000)
+        {
+            var commands = new List<string[]>();
+            for (int i = from; i < from + 1000; i += 10)
+            {
+                var command = new List<string> { "MSET" };
+                for (int k = i; k < i + 10; k++)
+                    command.AddRange([$"multi:{k}", Value]);
+                commands.Add([.. command]);
+            }
+            foreach (var reply in Pipeline.Run(c, commands))
+                RespAssert.Ok(reply);
+            highest = Math.Max(highest, UsedMemory(c));
+        }
+        Assert.True(highest <= Limit + Slack, $"used_memory reached {highest} bytes with maxmemory {Limit} ({mode})");
+        Assert.True(InfoFields.GetInt64(c, "stats", "evicted_keys") > KeysOverLimit / 2);
+
+        RespAssert.Ok(c.Call("CONFIG", "RESETSTAT"));
+        Assert.Equal(0, InfoFields.GetInt64(c, "stats", "evicted_keys"));
+    }
+
+    [Theory]
     [InlineData("volatile-lru")]
     [InlineData("volatile-lfu")]
     [InlineData("volatile-random")]
