@@ -10,8 +10,9 @@ public static unsafe class EntryAccess
 {
     public static void Record(Entry* entry)
     {
-        byte counter = LfuCounter.Decayed(entry->Frequency, entry->AccessClock);
+        uint now = LruClock.Now;
+        byte counter = LfuCounter.Decayed(entry->Frequency, entry->AccessClock, now);
         entry->Frequency = LfuCounter.Increment(counter, Random.Shared);
-        entry->AccessClock = LruClock.Now;
+        entry->AccessClock = now;
     }
 }

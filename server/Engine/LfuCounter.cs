@@ -31,12 +31,15 @@ public static class LfuCounter
     /// Redis's LFUDecrAndReturn: the counter less one for every full decay period since the last
     /// access, without storing it (OBJECT FREQ and eviction sampling read it this way).
     /// </summary>
-    public static byte Decayed(byte counter, uint accessClock)
+    public static byte Decayed(byte counter, uint accessClock) => Decayed(counter, accessClock, LruClock.Now);
+
+    /// <summary><see cref="Decayed(byte, uint)"/> at clock <paramref name="now"/>, for callers that already read it.</summary>
+    public static byte Decayed(byte counter, uint accessClock, uint now)
     {
         int decay = DecayMinutes;
         if (decay == 0 || counter == 0)
             return counter;
-        long periods = LruClock.MinutesSince(accessClock) / decay;
+        long periods = LruClock.MinutesBetween(accessClock, now) / decay;
         return periods >= counter ? (byte)0 : (byte)(counter - periods);
     }
 }

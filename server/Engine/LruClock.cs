@@ -27,6 +27,8 @@ public static class LruClock
     public static long IdleSeconds(uint accessClock) => IdleMilliseconds(accessClock) / 1000;
 
     /// <summary>Minute boundaries passed since <paramref name="accessClock"/> (Redis's LFUTimeElapsed), wrap-safe.</summary>
-    public static uint MinutesSince(uint accessClock)
-        => unchecked((Now >> MinuteShift) - (accessClock >> MinuteShift)) & (uint.MaxValue >> MinuteShift);
+    public static uint MinutesSince(uint accessClock) => MinutesBetween(accessClock, Now);
+
+    public static uint MinutesBetween(uint then, uint now)
+        => unchecked((now >> MinuteShift) - (then >> MinuteShift)) & (uint.MaxValue >> MinuteShift);
 }
