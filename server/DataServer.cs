@@ -21,6 +21,11 @@ public sealed class DataServer : IDisposable
         Aof = new Persistence.AppendOnlyFile(this);
         // Keys the cron expires reach the AOF as DELs while it is on.
         Keyspace.Cron.Aof = Aof;
+        // As Redis's freeMemoryGetNotCountedMemory: the AOF buffer does not count against
+        // maxmemory, nor does the rewrite's private copy (the pages Redis's fork would share).
+        Keyspace.Eviction.NotCountedMemory = () => Aof.Enabled ? Aof.BufferMemory + Aof.RewriteMemory : 0;
+        ApplyEvictionSettings();
+        config.EvictionChanged += ApplyEvictionSettings;
         SlowLog.ThresholdMicros = config.SlowLogSlowerThanMicros;
         SlowLog.MaxLength = config.SlowLogMaxLength;
         config.SlowLogChanged += () =>
@@ -35,6 +40,22 @@ public sealed class DataServer : IDisposable
         ApplyLatencySettings();
         config.LatencyChanged += ApplyLatencySettings;
         Keyspace.Cron.LatencyMonitor = LatencyMonitor;
+        StartupAllocatedBytes = Memory.TrackedAllocator.TotalBytes;
+    }
+
+    /// <summary>Tracked memory once the server was set up, before any data was loaded (MEMORY STATS startup.allocated).</summary>
+    public long StartupAllocatedBytes { get; }
+
+    private void ApplyEvictionSettings()
+    {
+        var eviction = Keyspace.Eviction;
+        LfuCounter.LogFactor = Config.LfuLogFactor;
+        LfuCounter.DecayMinutes = Config.LfuDecayTime;
+        eviction.Samples = Config.MaxMemorySamples;
+        eviction.Tenacity = Config.MaxMemoryEvictionTenacity;
+        eviction.Policy = Config.MaxMemoryPolicy;
+        // Last: a lower limit starts eviction at once, under the policy just set.
+        eviction.MaxMemory = Config.MaxMemory;
     }
 
     public ServerConfig Config { get; }

@@ -99,8 +99,7 @@ public unsafe ref struct CommandContext
     {
         if (Client.NoTouch)
             return;
-        entry->AccessClock = LruClock.Now;
-        entry->Frequency = LfuCounter.Increment(entry->Frequency, Random.Shared);
+        EntryAccess.Record(entry);
     }
 
     /// <summary>

@@ -22,6 +22,7 @@ public sealed class CommandTable
         ScanCommands.Register(this);
         DatabaseCommands.Register(this);
         ObjectCommands.Register(this);
+        MemoryCommands.Register(this);
         ServerCommands.Register(this);
         CommandCommands.Register(this);
         ConfigCommands.Register(this);

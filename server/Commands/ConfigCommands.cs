@@ -124,6 +124,7 @@ public static class ConfigCommands
         foreach (var shard in c.Server.Keyspace.Shards)
             foreach (var db in shard.Databases)
                 db.ExpiredKeys = 0;
+        c.Server.Keyspace.Eviction.ResetStatistics();
         c.Reply.Ok();
     }
 

@@ -96,7 +96,7 @@ public static unsafe class DebugCommands
         }
         var value = Entry.ValueOf(e);
         string text = string.Create(CultureInfo.InvariantCulture,
-            $"Value at:0x{(ulong)e:x} refcount:1 encoding:{Encoding(e)} serializedlength:{SerializedLength(e, value)} lru:{e->AccessClock} lru_seconds_idle:{LruClock.IdleSeconds(e->AccessClock)}");
+            $"Value at:0x{(ulong)e:x} refcount:1 encoding:{Encoding(e)} serializedlength:{SerializedLength(e, value)} lru:{LruClock.SecondsOf(e->AccessClock)} lru_seconds_idle:{LruClock.IdleSeconds(e->AccessClock)}");
         c.Reply.SimpleString(text);
     }
 

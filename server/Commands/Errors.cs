@@ -11,6 +11,7 @@ public static class Errors
     public const string NoSuchKey = "ERR no such key";
     public const string DbIndexOutOfRange = "ERR DB index is out of range";
     public const string NoAuth = "NOAUTH Authentication required.";
+    public const string OutOfMemory = "OOM command not allowed when used memory > 'maxmemory'.";
     public const string WrongPass = "WRONGPASS invalid username-password pair or user is disabled.";
     public const string InvalidExpire = "ERR invalid expire time in '{0}' command";
     public const string StringTooLong = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";

@@ -86,8 +86,7 @@ public static unsafe class KeyCommands
             Entry* e = KeyLookup.Peek(ref c, c.Arg(i));
             if (e == null)
                 continue;
-            e->AccessClock = LruClock.Now;
-            e->Frequency = LfuCounter.Increment(e->Frequency, Random.Shared);
+            EntryAccess.Record(e);
             touched++;
         }
         c.Reply.Integer(touched);

@@ -92,7 +92,7 @@ public static unsafe class ObjectCommands
         else if (!IsLfuPolicy(c.Server.Config))
             c.Error(FreqNotTracked);
         else
-            c.Reply.Integer(e->Frequency);
+            c.Reply.Integer(LfuCounter.Decayed(e->Frequency, e->AccessClock));
     }
 
     private static void IdleTime(ref CommandContext c)
@@ -124,15 +124,8 @@ public static unsafe class ObjectCommands
 
     private static void Help(ref CommandContext c) => HelpReply.Write(c.Reply, HelpLines);
 
-    private static string Policy(ServerConfig config) => config.Find("maxmemory-policy")!.Get();
-
-    private static bool IsLfuPolicy(ServerConfig config) => Policy(config).Contains("lfu", StringComparison.OrdinalIgnoreCase);
+    private static bool IsLfuPolicy(ServerConfig config) => (config.MaxMemoryPolicy & EvictionPolicy.Lfu) != 0;
 
     private static bool SharesIntegers(ServerConfig config)
-    {
-        string? maxmemory = config.Find("maxmemory")?.Get();
-        bool limited = maxmemory is not null && MemorySize.TryParse(maxmemory, out long bytes) && bytes > 0;
-        string policy = Policy(config);
-        return !limited || !(policy.Contains("lru", StringComparison.OrdinalIgnoreCase) || policy.Contains("lfu", StringComparison.OrdinalIgnoreCase));
-    }
+        => config.MaxMemory == 0 || (config.MaxMemoryPolicy & (EvictionPolicy.Lru | EvictionPolicy.Lfu)) == 0;
 }

@@ -92,6 +92,20 @@ public sealed class ServerConfig
             return null;
         }));
 
+        Memory("maxmemory", () => MaxMemory, v => { MaxMemory = v; EvictionChanged?.Invoke(); }, 0, long.MaxValue);
+        Add(new ConfigParameter("maxmemory-policy", () => EvictionPolicyNames.Of(MaxMemoryPolicy), v =>
+        {
+            if (!EvictionPolicyNames.TryParse(v, out var policy))
+                return "argument(s) must be one of the following: " + string.Join(", ", EvictionPolicyNames.All);
+            MaxMemoryPolicy = policy;
+            EvictionChanged?.Invoke();
+            return null;
+        }));
+        Int("maxmemory-samples", () => MaxMemorySamples, v => { MaxMemorySamples = v; EvictionChanged?.Invoke(); }, 1, int.MaxValue);
+        Int("maxmemory-eviction-tenacity", () => MaxMemoryEvictionTenacity, v => { MaxMemoryEvictionTenacity = v; EvictionChanged?.Invoke(); }, 0, 100);
+        Int("lfu-log-factor", () => LfuLogFactor, v => { LfuLogFactor = v; EvictionChanged?.Invoke(); }, 0, int.MaxValue);
+        Int("lfu-decay-time", () => LfuDecayTime, v => { LfuDecayTime = v; EvictionChanged?.Invoke(); }, 0, int.MaxValue);
+
         // Redis tunables that shape internal encodings or features this server does not have:
         // accepted and reported so configuration files and tools written for Redis keep working.
         foreach (var (name, value) in InertDefaults)
@@ -167,6 +181,18 @@ public sealed class ServerConfig
     /// Not set at startup, when the value is only recorded and the server acts on it once loaded.
     /// </summary>
     public Func<bool, string?>? AppendOnlyChanging { get; set; }
+
+    /// <summary>maxmemory in bytes; 0 for no limit.</summary>
+    public long MaxMemory { get; private set; }
+    public EvictionPolicy MaxMemoryPolicy { get; private set; } = EvictionPolicy.NoEviction;
+    public int MaxMemorySamples { get; private set; } = 5;
+    public int MaxMemoryEvictionTenacity { get; private set; } = 10;
+    public int LfuLogFactor { get; private set; } = 10;
+    /// <summary>lfu-decay-time in minutes.</summary>
+    public int LfuDecayTime { get; private set; } = 1;
+
+    /// <summary>Raised when maxmemory or one of its eviction settings changes.</summary>
+    public event Action? EvictionChanged;
 
     /// <summary>slowlog-log-slower-than, microseconds: negative turns the slow log off, 0 logs every command.</summary>
     public long SlowLogSlowerThanMicros { get; private set; } = 10_000;
@@ -328,8 +354,7 @@ public sealed class ServerConfig
         ("activedefrag", "no"), ("save", ""), ("aof-use-rdb-preamble", "no"), ("aof-timestamp-enabled", "no"),
         ("tcp-backlog", "511"), ("supervised", "no"), ("always-show-logo", "no"), ("set-proc-title", "yes"),
         ("lua-time-limit", "5000"), ("busy-reply-threshold", "5000"),
-        ("notify-keyspace-events", ""), ("maxmemory", "0"), ("maxmemory-policy", "noeviction"),
-        ("maxmemory-samples", "5"), ("lfu-log-factor", "10"), ("lfu-decay-time", "1"),
+        ("notify-keyspace-events", ""),
         ("io-threads-do-reads", "no"), ("dynamic-hz", "yes"), ("rdbcompression", "yes"),
         ("rdbchecksum", "yes"), ("dbfilename", "dump.rdb"), ("stop-writes-on-bgsave-error", "yes"),
         ("replica-serve-stale-data", "yes"), ("replica-read-only", "yes"), ("repl-diskless-sync", "yes"),

@@ -146,7 +146,7 @@ public static class InfoBuilder
         Field(text, "uptime_in_days", uptime / 86400);
         Field(text, "hz", server.Keyspace.Cron.Hz);
         Field(text, "configured_hz", config.Hz);
-        Field(text, "lru_clock", LruClock.Now);
+        Field(text, "lru_clock", LruClock.Seconds);
         Field(text, "executable", Environment.ProcessPath ?? "");
         Field(text, "config_file", config.ConfigFile ?? "");
         Field(text, "server_name", "diagnostics-server");
@@ -178,8 +178,9 @@ public static class InfoBuilder
         long used = TrackedAllocator.TotalBytes;
         long peak = Math.Max(TrackedAllocator.PeakBytes, used);
         long rss = ProcFs.ResidentBytes();
-        long overhead = OverheadBytes(server);
-        long maxMemory = MemorySize.TryParse(server.Config.Find("maxmemory")?.Get() ?? "0", out long limit) ? limit : 0;
+        var overview = MemoryOverview.Capture(server, readAllocator: false);
+        var eviction = server.Keyspace.Eviction;
+        long maxMemory = eviction.MaxMemory;
         var gc = GC.GetGCMemoryInfo();
         Field(text, "used_memory", used);
         Field(text, "used_memory_human", HumanBytes(used));
@@ -188,13 +189,16 @@ public static class InfoBuilder
         Field(text, "used_memory_peak", peak);
         Field(text, "used_memory_peak_human", HumanBytes(peak));
         Field(text, "used_memory_peak_perc", (peak == 0 ? 0 : used * 100.0 / peak).ToString("0.00", CultureInfo.InvariantCulture) + "%");
-        Field(text, "used_memory_overhead", overhead);
-        Field(text, "used_memory_dataset", Math.Max(0, used - overhead));
+        Field(text, "used_memory_overhead", overview.OverheadTotal);
+        Field(text, "used_memory_startup", overview.StartupAllocated);
+        Field(text, "used_memory_dataset", overview.DatasetBytes);
+        Field(text, "used_memory_dataset_perc", overview.DatasetPercentage.ToString("0.00", CultureInfo.InvariantCulture) + "%");
         Field(text, "total_system_memory", TotalSystemMemory());
         Field(text, "total_system_memory_human", HumanBytes(TotalSystemMemory()));
         Field(text, "maxmemory", maxMemory);
         Field(text, "maxmemory_human", HumanBytes(maxMemory));
-        Field(text, "maxmemory_policy", server.Config.Find("maxmemory-policy")?.Get() ?? "noeviction");
+        Field(text, "maxmemory_policy", EvictionPolicyNames.Of(eviction.Policy));
+        Field(text, "mem_not_counted_for_evict", eviction.NotCountedMemory());
         Field(text, "mem_aof_buffer", server.Aof.BufferMemory);
         Field(text, "mem_allocator", "libc");
         Field(text, "managed_heap_bytes", GC.GetTotalMemory(false));
@@ -239,7 +243,10 @@ public static class InfoBuilder
         Field(text, "instantaneous_output_kbps", instant.OutputBytesPerSecond / 1024, "0.00");
         Field(text, "rejected_connections", stats.RejectedConnections);
         Field(text, "expired_keys", expired);
-        Field(text, "evicted_keys", 0);
+        Field(text, "evicted_keys", server.Keyspace.Eviction.EvictedKeys);
+        Field(text, "evicted_clients", 0); // Redis 7's maxmemory-clients client eviction: not applicable here
+        Field(text, "total_eviction_exceeded_time", server.Keyspace.Eviction.TotalExceededMilliseconds);
+        Field(text, "current_eviction_exceeded_time", server.Keyspace.Eviction.CurrentExceededMilliseconds);
         Field(text, "keyspace_hits", hits);
         Field(text, "keyspace_misses", misses);
         Field(text, "pubsub_channels", 0);
@@ -333,18 +340,6 @@ public static class InfoBuilder
                 .Append(",avg_ttl=").Append(averageTtl.ToString(CultureInfo.InvariantCulture))
                 .Append("\r\n");
         }
-    }
-
-    /// <summary>Memory that holds no user data: hash table buckets and clients' argument arenas.</summary>
-    internal static long OverheadBytes(DataServer server)
-    {
-        long bytes = 0;
-        foreach (var shard in server.Keyspace.Shards)
-            foreach (var db in shard.Databases)
-                bytes += db.Keys.BucketCount * IntPtr.Size;
-        foreach (var client in server.Clients.Snapshot())
-            bytes += client.ArenaCapacity;
-        return bytes;
     }
 
     /// <summary>Redis's bytesToHuman: "512B", "1.50K", "2.00M"...</summary>

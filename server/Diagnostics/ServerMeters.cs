@@ -35,6 +35,7 @@ public sealed class ServerMeters : IDisposable
         _meter.CreateObservableCounter("redis.net.output", () => server.Stats.NetOutputBytes, unit: "By", description: "Bytes written to clients");
         _meter.CreateObservableCounter("redis.keyspace.hits", () => ThreadCounters.KeyspaceTotals().Hits, description: "Successful key lookups");
         _meter.CreateObservableCounter("redis.keyspace.misses", () => ThreadCounters.KeyspaceTotals().Misses, description: "Failed key lookups");
+        _meter.CreateObservableCounter("redis.evicted_keys", () => server.Keyspace.Eviction.EvictedKeys, description: "Keys evicted under maxmemory");
         _meter.CreateObservableCounter("redis.expired_keys", () => ExpiredKeys(server), description: "Keys expired");
         _meter.CreateObservableGauge("redis.db.keys", () => DatabaseFigures(server, expiring: false), description: "Keys per database");
         _meter.CreateObservableGauge("redis.db.keys_expiring", () => DatabaseFigures(server, expiring: true), description: "Keys with a time to live per database");

@@ -31,6 +31,7 @@ public static class ServerSampleSources
                 foreach (var db in shard.Databases)
                     expired += db.ExpiredKeys;
             writer.Rate(MetricNames.ExpiredKeysPerSecond, expired);
+            writer.Rate(MetricNames.EvictedKeysPerSecond, server.Keyspace.Eviction.EvictedKeys);
             writer.Rate(MetricNames.SlowCommandsPerSecond, server.SlowLog.TotalLogged);
         });
         sampler.AddSource(LatencySource());

@@ -52,6 +52,39 @@ public sealed unsafe class Database : IDisposable
     /// <summary>Keys removed because their TTL passed (INFO stats expired_keys).</summary>
     public long ExpiredKeys { get; internal set; }
 
+    /// <summary>
+    /// Deletes the entry at <paramref name="slot"/> to free memory (maxmemory), the way DEL does,
+    /// and records the deletion for the AOF like an expiry, so a replay drops the key too.
+    /// Returns the bytes the entry was charged.
+    /// </summary>
+    public long Evict(Entry** slot)
+    {
+        long bytes = EntryStore.ChargedBytes(*slot);
+        ExpiryLog.Record(Index, Entry.KeyOf(*slot));
+        RemoveAt(slot);
+        return bytes;
+    }
+
+    /// <summary>A random key that has a TTL, or null (volatile-* eviction sampling).</summary>
+    public Entry* RandomVolatile(Random random) => _volatileCount == 0 ? null : _volatile[random.Next(_volatileCount)];
+
+    /// <summary>
+    /// The bytes held for <paramref name="e"/> (MEMORY USAGE): its block as charged by the
+    /// allocator, plus its share of the bucket array and, when it has a TTL, of the expires vector.
+    /// </summary>
+    public long MemoryUsage(Entry* e)
+    {
+        long bytes = EntryStore.ChargedBytes(e);
+        if (_keys.Count > 0)
+            bytes += _keys.BucketCount * sizeof(Entry*) / _keys.Count;
+        if (e->VolatileIndex >= 0 && _volatileCount > 0)
+            bytes += VolatileVectorBytes / _volatileCount;
+        return bytes;
+    }
+
+    /// <summary>Bytes of the vector that indexes the keys with a TTL (MEMORY STATS overhead.hashtable.expires).</summary>
+    public long VolatileVectorBytes => (long)_volatileCapacity * sizeof(Entry*);
+
     /// <summary>Like <see cref="Lookup"/> but returns the slot, for callers that replace or remove the entry.</summary>
     public Entry** LookupSlot(ReadOnlySpan<byte> key, uint hash, long nowMs)
     {

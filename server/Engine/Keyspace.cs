@@ -15,6 +15,8 @@ public sealed class Keyspace : IDisposable
         DatabaseCount = databases;
         Mode = mode;
         Cron = new ShardCron(hz);
+        Eviction = new Eviction(this);
+        Cron.Eviction = Eviction;
         _shards = new Shard[shardCount];
         for (int i = 0; i < shardCount; i++)
             _shards[i] = new Shard(i, databases, mode, Cron);
@@ -27,18 +29,71 @@ public sealed class Keyspace : IDisposable
     }
 
     private readonly Thread? _inlineCron;
+    private readonly ManualResetEventSlim _inlineCronWake = new(false, spinCount: 0);
     private volatile bool _stopping;
+    private int _inlineEvictionRequested;
 
+    /// <summary>
+    /// The inline shards' timer: every cron period it runs each shard's cron; in between, when
+    /// eviction is requested, it runs background eviction passes over the shards in turn (each
+    /// under that shard's lock, time-limited, so clients get the lock between passes) until
+    /// memory is under maxmemory or no shard has anything left to evict.
+    /// </summary>
     private void RunInlineCron()
     {
         Memory.TrackedAllocator.NameCurrentThread("shard cron");
+        long nextCron = Environment.TickCount64 + Cron.PeriodMs;
         while (!_stopping)
         {
-            Thread.Sleep(Cron.PeriodMs);
-            foreach (var shard in _shards)
-                shard.RunCronInline();
+            if (Volatile.Read(ref _inlineEvictionRequested) == 0)
+                _inlineCronWake.Wait((int)Math.Max(1, nextCron - Environment.TickCount64));
+            _inlineCronWake.Reset();
+            if (_stopping)
+                return;
+            if (Environment.TickCount64 >= nextCron)
+            {
+                foreach (var shard in _shards)
+                    shard.RunCronInline();
+                nextCron = Environment.TickCount64 + Cron.PeriodMs;
+            }
+            if (Interlocked.Exchange(ref _inlineEvictionRequested, 0) == 1)
+                RunInlineEvictionRound();
         }
     }
+
+    private void RunInlineEvictionRound()
+    {
+        bool progress = false;
+        foreach (var shard in _shards)
+        {
+            if (_stopping || !Eviction.IsOverLimit)
+                return;
+            progress |= shard.RunEvictionInline() != EvictionResult.Fail;
+        }
+        if (progress && Eviction.IsOverLimit)
+            Volatile.Write(ref _inlineEvictionRequested, 1);
+    }
+
+    /// <summary>
+    /// Starts background eviction over every shard (Redis's startEvictionTimeProc): the inline
+    /// timer thread runs passes at once, or each executor gets a pass queued behind its work.
+    /// </summary>
+    internal void RequestBackgroundEviction()
+    {
+        if (Mode == ExecutionMode.Inline)
+        {
+            if (_inlineCron is null)
+                return;
+            if (Interlocked.Exchange(ref _inlineEvictionRequested, 1) == 0)
+                _inlineCronWake.Set();
+            return;
+        }
+        foreach (var shard in _shards)
+            if (shard.Eviction.TryMarkQueued())
+                shard.Post(shard.Eviction.Work);
+    }
+
+    public Eviction Eviction { get; }
 
     public int DatabaseCount { get; }
     public ExecutionMode Mode { get; }
@@ -123,6 +178,7 @@ public sealed class Keyspace : IDisposable
     public void Dispose()
     {
         _stopping = true;
+        _inlineCronWake.Set();
         _inlineCron?.Join();
         foreach (var shard in _shards)
             shard.Dispose();

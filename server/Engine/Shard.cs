@@ -39,6 +39,9 @@ public sealed class Shard : IDisposable
     public int Index { get; }
     public ExecutionMode Mode { get; }
     public Database[] Databases { get; }
+    /// <summary>This shard's eviction pool and counters (maxmemory), used by whoever holds the shard.</summary>
+    public ShardEviction Eviction { get; } = new();
+    internal ShardCron Cron => _cron;
     /// <summary>Randomness for sampling (expiry, RANDOMKEY, LFU); used only by whoever holds the shard.</summary>
     public Random Random { get; }
 
@@ -94,6 +97,13 @@ public sealed class Shard : IDisposable
     {
         lock (_inlineGate)
             _cron.Run(this);
+    }
+
+    /// <summary>One background eviction pass under the shard's lock (inline mode: the cron thread calls this).</summary>
+    public EvictionResult RunEvictionInline()
+    {
+        lock (_inlineGate)
+            return _cron.EvictInBackground(this);
     }
 
     private void Run()

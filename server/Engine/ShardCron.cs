@@ -3,7 +3,8 @@ namespace Diagnostics.Server.Engine;
 /// <summary>
 /// Periodic housekeeping each shard runs on its own thread: active expiry (Redis's sampling
 /// cycle: 20 keys with a TTL per round, repeated while more than 10% of the sample had expired,
-/// within a quarter of the cron period), then incremental rehashing and shrinking.
+/// within a quarter of the cron period), eviction while memory is over maxmemory, then
+/// incremental rehashing and shrinking.
 /// </summary>
 public sealed class ShardCron
 {
@@ -26,33 +27,72 @@ public sealed class ShardCron
     /// <summary>The AOF, which receives the DELs of keys the cron expired while the shard is still held.</summary>
     public Persistence.AppendOnlyFile? Aof { get; set; }
 
-    [ThreadStatic] private static Persistence.AofRecordBuffer? t_expiredKeys;
+    /// <summary>maxmemory: each cron pass evicts from its shard while memory is over the limit.</summary>
+    public Eviction? Eviction { get; set; }
+
+    [ThreadStatic] private static Persistence.AofRecordBuffer? t_deletedKeys;
 
     public void Run(Shard shard)
     {
-        if (ActiveExpireEnabled)
+        var eviction = Eviction;
+        var result = EvictionResult.Ok;
+        var log = BeginDeletionLog();
+        try
         {
-            var aof = Aof;
-            var log = aof is { Enabled: true } ? t_expiredKeys ??= new Persistence.AofRecordBuffer() : null;
-            ExpiryLog.Current = log;
-            long started = System.Diagnostics.Stopwatch.GetTimestamp();
-            try
+            if (ActiveExpireEnabled)
             {
+                long started = System.Diagnostics.Stopwatch.GetTimestamp();
                 ActiveExpire(shard);
                 LatencyMonitor?.RecordSince(Diagnostics.LatencyEvents.ExpireCycle, started);
             }
-            finally
-            {
-                ExpiryLog.Current = null;
-                if (log is { IsEmpty: false })
-                {
-                    aof!.Append(log);
-                    log.Clear();
-                }
-            }
+            // Memory comes back down without traffic, as Redis's cron-driven eviction does.
+            if (eviction is not null)
+                result = eviction.Perform(shard, background: true);
         }
+        finally
+        {
+            EndDeletionLog(log);
+        }
+        // Still over after this shard's share: the other shards' passes carry on in the background.
+        if (eviction is not null && result != EvictionResult.Fail && eviction.IsOverLimit)
+            eviction.RequestBackground();
         foreach (var db in shard.Databases)
             db.Housekeep(1);
+    }
+
+    /// <summary>One background eviction pass over <paramref name="shard"/>, which the caller holds; its DELs reach the AOF.</summary>
+    public EvictionResult EvictInBackground(Shard shard)
+    {
+        if (Eviction is not { } eviction)
+            return EvictionResult.Fail;
+        var log = BeginDeletionLog();
+        try
+        {
+            return eviction.Perform(shard, background: true);
+        }
+        finally
+        {
+            EndDeletionLog(log);
+        }
+    }
+
+    /// <summary>Keys the cron deletes (expired, evicted) are logged as DELs while the AOF is on.</summary>
+    private Persistence.AofRecordBuffer? BeginDeletionLog()
+    {
+        var log = Aof is { Enabled: true } ? t_deletedKeys ??= new Persistence.AofRecordBuffer() : null;
+        ExpiryLog.Current = log;
+        return log;
+    }
+
+    /// <summary>Hands the logged DELs to the AOF while the shard is still held, so they stay in order with its writes.</summary>
+    private void EndDeletionLog(Persistence.AofRecordBuffer? log)
+    {
+        ExpiryLog.Current = null;
+        if (log is { IsEmpty: false })
+        {
+            Aof!.Append(log);
+            log.Clear();
+        }
     }
 
     private void ActiveExpire(Shard shard)

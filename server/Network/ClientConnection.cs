@@ -41,6 +41,7 @@ public sealed class ClientConnection : IDisposable
     private readonly BatchWork _work;
     private readonly ParkWork[] _parks;
     private readonly bool[] _involvedShards;
+    private readonly Eviction _eviction;
     private CommandSpec?[] _specs = new CommandSpec?[64];
     private volatile bool _closing;
     private readonly OutputBufferGuard _outputGuard;
@@ -72,6 +73,7 @@ public sealed class ClientConnection : IDisposable
         for (int i = 0; i < shards; i++)
             _parks[i] = new ParkWork();
         _involvedShards = new bool[shards];
+        _eviction = server.Keyspace.Eviction;
         FileDescriptor = transport.FileDescriptor;
     }
 
@@ -556,6 +558,14 @@ public sealed class ClientConnection : IDisposable
         {
             logged = _loggedWrites ??= new Persistence.AofRecordBuffer();
             Engine.ExpiryLog.Current = logged;
+        }
+        // maxmemory (one field read when unset, three when under): evict in this command's shards, or refuse it.
+        if (_eviction.MaxMemory != 0 && _eviction.NeedsEviction() && MaxMemoryGate.Refuses(_server.Keyspace, spec, args))
+        {
+            Engine.ExpiryLog.Current = null;
+            counters.Rejected[spec.Id]++;
+            Reply.Error(Errors.OutOfMemory);
+            return;
         }
 
         LastCommand = spec;

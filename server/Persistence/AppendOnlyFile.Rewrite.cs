@@ -36,6 +36,15 @@ public sealed partial class AppendOnlyFile
     private long _lastRewriteSeconds = -1;
 
     public bool RewriteInProgress => _rewriteRunning;
+
+    private Memory.ThreadMemoryRecord? _rewriteMemory;
+
+    /// <summary>
+    /// Tracked memory the rewrite thread holds (its private keyspace and buffers; 0 once it is
+    /// done). Like the copy-on-write pages of Redis's forked rewrite, maxmemory leaves it out:
+    /// counting it would evict the live data to pay for a copy that is about to go.
+    /// </summary>
+    public long RewriteMemory => Math.Max(0, Volatile.Read(ref _rewriteMemory)?.LiveBytes ?? 0);
     public bool LastRewriteOk => _lastRewriteOk;
     public long Rewrites => Interlocked.Read(ref _rewrites);
     public long RewriteFailuresInARow => Interlocked.Read(ref _rewriteFailuresInARow);
@@ -162,6 +171,7 @@ public sealed partial class AppendOnlyFile
     private void Compact(List<AofFileInfo> folded)
     {
         Memory.TrackedAllocator.NameCurrentThread("aof rewrite");
+        Volatile.Write(ref _rewriteMemory, Memory.TrackedAllocator.CurrentThread);
         string temp = TempRewriteFile();
         var config = _server.Config;
         bool ok = false;

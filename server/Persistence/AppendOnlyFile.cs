@@ -513,12 +513,14 @@ public sealed partial class AppendOnlyFile : IDisposable
     {
         if (_active.IsEmpty || _holdingBack)
             return;
+        Interlocked.Add(ref _inFlightBufferBytes, _active.CapacityBytes);
         _pending.Add(new PendingBuffer(_active, _appendedOffset));
         _active = _pool.Count > 0 ? _pool.Pop() : new AofRecordBuffer();
     }
 
     private void Recycle(AofRecordBuffer buffer)
     {
+        Interlocked.Add(ref _inFlightBufferBytes, -buffer.CapacityBytes);
         buffer.Clear();
         lock (_gate)
         {
@@ -695,14 +697,21 @@ public sealed partial class AppendOnlyFile : IDisposable
         get { lock (_gate) return _active.Length; }
     }
 
-    /// <summary>Tracked memory the append buffers hold (mem_aof_buffer).</summary>
+    // Capacity of the buffers taken from appends and not yet recycled (waiting to be written, or
+    // written and kept until synced): they move between lists off the lock, so they are summed here.
+    private long _inFlightBufferBytes;
+
+    /// <summary>
+    /// Tracked memory the append buffers hold (mem_aof_buffer): the one taking appends, those
+    /// waiting to be written or synced, and the spares. maxmemory leaves it out, as Redis does.
+    /// </summary>
     public long BufferMemory
     {
         get
         {
             lock (_gate)
             {
-                long total = _active.CapacityBytes;
+                long total = _active.CapacityBytes + Volatile.Read(ref _inFlightBufferBytes);
                 foreach (var pooled in _pool)
                     total += pooled.CapacityBytes;
                 return total;

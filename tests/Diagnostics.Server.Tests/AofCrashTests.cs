@@ -63,6 +63,9 @@ public sealed class AofCrashTests(ITestOutputHelper output)
             rewriter?.Start();
             start.Set();
             Thread.Sleep(delay);
+            // On a loaded machine the first acknowledgement can come later than the random delay:
+            // kill only once there is something to lose, or the round would test nothing.
+            SpinWait.SpinUntil(() => Array.Exists(writers, w => Volatile.Read(ref w.AcknowledgedCount) > 0), 10_000);
             server.KillHard();
             Assert.True(rewriter?.Join(TimeSpan.FromSeconds(30)) ?? true, $"seed {seed}, round {round}: the rewriter did not stop after the kill");
             foreach (var thread in threads)
@@ -134,6 +137,8 @@ public sealed class AofCrashTests(ITestOutputHelper output)
     {
         public int Index => index;
         public List<(string Key, string Value)> AcknowledgedSets { get; } = [];
+        /// <summary>AcknowledgedSets.Count, safe to read from the thread that decides when to kill.</summary>
+        public int AcknowledgedCount;
         /// <summary>Sent, reply never read: each may or may not have become durable.</summary>
         public List<(string Key, string Value)> UnacknowledgedSets { get; } = [];
         public long? LastIncrReply { get; private set; }
@@ -179,6 +184,7 @@ public sealed class AofCrashTests(ITestOutputHelper output)
                                 return;
                             }
                             AcknowledgedSets.Add(batch[read]);
+                            Interlocked.Increment(ref AcknowledgedCount);
                         }
                         var incr = client.Read();
                         if (incr.Kind != ':')

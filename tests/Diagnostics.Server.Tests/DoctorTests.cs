@@ -44,6 +44,24 @@ public sealed class DoctorTests
     }
 
     [Fact]
+    public void EvictionsAreReportedAndMemoryDoctorSaysSo()
+    {
+        using var server = ServerProcess.Start("--maxmemory-policy", "allkeys-random");
+        using var c = server.Connect();
+        Assert.StartsWith("Hi Sam, this instance is empty or is using very little memory", c.Call("MEMORY", "DOCTOR").Text);
+        long baseline = InfoFields.GetInt64(c, "memory", "used_memory");
+        RespAssert.Ok(c.Call("CONFIG", "SET", "maxmemory", (baseline + 2_000_000).ToString()));
+        for (int i = 0; i < 400; i++)
+            RespAssert.Ok(c.Call("SET", "evict:" + i, new string('e', 10_000)));
+        Assert.True(InfoFields.GetInt64(c, "stats", "evicted_keys") > 0);
+        var finding = Expect(server, "evictions");
+        Assert.Equal("memory", finding.Area);
+        string report = c.Call("MEMORY", "DOCTOR").Text!;
+        Assert.StartsWith("Sam, I detected a few issues in this Redis instance memory implants:", report);
+        Assert.Contains("evicted", report);
+    }
+
+    [Fact]
     public void ClientThatDoesNotReadItsRepliesIsReported()
     {
         using var server = ServerProcess.Start();

@@ -1,5 +1,4 @@
 using Diagnostics.Contracts;
-using Diagnostics.Server.Configuration;
 using Diagnostics.Server.Memory;
 
 namespace Diagnostics.Server.Diagnostics.Views;
@@ -10,7 +9,7 @@ public static class MemoryView
     public static MemoryReport Build(DataServer server)
     {
         long tracked = TrackedAllocator.TotalBytes;
-        long overhead = InfoBuilder.OverheadBytes(server);
+        var overview = MemoryOverview.Capture(server, readAllocator: false);
         long clientBuffers = 0;
         foreach (var client in server.Clients.Snapshot())
             clientBuffers += client.ArenaCapacity + client.QueryBufferBytes;
@@ -19,7 +18,7 @@ public static class MemoryView
         foreach (var record in ThreadMemoryRegistry.Snapshot())
             threads.Add(new ThreadMemory(record.OsThreadId, record.Name, record.IsAlive, record.LiveBytes, record.AllocatedBytes, record.FreedBytes, record.Allocations, record.Frees));
 
-        var databases = new List<DatabaseMemory>();
+        var databases = new List<Contracts.DatabaseMemory>();
         long keys = 0;
         for (int db = 0; db < server.Keyspace.DatabaseCount; db++)
         {
@@ -33,26 +32,27 @@ public static class MemoryView
             }
             keys += count;
             if (count > 0)
-                databases.Add(new DatabaseMemory(db, count, expires, table));
+                databases.Add(new Contracts.DatabaseMemory(db, count, expires, table));
         }
 
         return new MemoryReport
         {
             TrackedBytes = tracked,
             PeakTrackedBytes = Math.Max(TrackedAllocator.PeakBytes, tracked),
-            DatasetBytes = Math.Max(0, tracked - overhead),
-            OverheadBytes = overhead,
+            DatasetBytes = overview.DatasetBytes,
+            OverheadBytes = overview.OverheadTotal,
             AofBufferBytes = server.Aof.BufferMemory,
             ClientBuffersBytes = clientBuffers,
             ResidentBytes = ProcFs.ResidentBytes(),
             ManagedHeapBytes = GC.GetTotalMemory(false),
             MaxMemoryBytes = MaxMemory(server),
             MaxMemoryPolicy = server.Config.Find("maxmemory-policy")?.Get() ?? "noeviction",
+            EvictedKeys = server.Keyspace.Eviction.EvictedKeys,
             Keys = keys,
             Threads = threads,
             Databases = databases,
         };
     }
 
-    public static long MaxMemory(DataServer server) => MemorySize.TryParse(server.Config.Find("maxmemory")?.Get() ?? "0", out long limit) ? limit : 0;
+    public static long MaxMemory(DataServer server) => server.Keyspace.Eviction.MaxMemory;
 }

@@ -1,0 +1,69 @@
+using Diagnostics.Server.Engine;
+using Diagnostics.Server.Protocol;
+
+namespace Diagnostics.Server.Commands;
+
+/// <summary>
+/// What Redis's processCommand does with maxmemory set, before a command runs: while memory is
+/// over the limit, evict; then refuse a command flagged denyoom when no room could be made.
+/// Here the evicting is done in the shards the command holds (the shards of its keys, or all of
+/// them for whole-keyspace commands), since only their holder may touch their data.
+/// </summary>
+internal static class MaxMemoryGate
+{
+    /// <summary>
+    /// Called on the thread that holds the command's shards, with the AOF deletion log of the
+    /// command in place, once <see cref="Eviction.NeedsEviction"/> said memory is over. True when the command must be refused with
+    /// <see cref="Errors.OutOfMemory"/>: it may grow memory and its shards had nothing more the
+    /// policy allows to evict (or the policy is noeviction), and memory is still over.
+    /// </summary>
+    public static bool Refuses(Keyspace keyspace, CommandSpec spec, ArgList args)
+    {
+        var eviction = keyspace.Eviction;
+        var flags = spec.Flags;
+        EvictionResult result;
+        if ((flags & CommandFlags.AllShards) != 0)
+        {
+            result = EvictionResult.Fail;
+            foreach (var shard in keyspace.Shards)
+            {
+                result = Better(result, eviction.Perform(shard));
+                if (!eviction.IsOverLimit)
+                    break;
+            }
+        }
+        else if (spec.HasKeys && (flags & CommandFlags.Connection) == 0)
+        {
+            result = EvictionResult.Fail;
+            int last = spec.LastKeyIndex(args.Count);
+            for (int k = spec.FirstKey; k <= last; k += spec.KeyStep)
+            {
+                // Every shard the command holds helps while memory is over; a shard met again
+                // finds its part done or nothing left.
+                result = Better(result, eviction.Perform(keyspace.ShardOf(Keyspace.Hash(args[k]))));
+                if (!eviction.IsOverLimit)
+                    break;
+            }
+        }
+        else
+        {
+            // A command without keys holds no shard: it cannot evict, only be refused while over.
+            result = EvictionResult.Fail;
+        }
+
+        if (result == EvictionResult.Fail)
+        {
+            // The other shards may still hold keys to evict: their background passes free them,
+            // so a retry finds room, while this command is refused as Redis refuses one when
+            // nothing could be evicted.
+            eviction.RequestBackgroundAfterFail();
+            return (flags & CommandFlags.DenyOom) != 0 && eviction.IsOverLimit;
+        }
+        // A shard that stopped at its share leaves the rest to the other shards, in the background.
+        if (eviction.IsOverLimit)
+            eviction.RequestBackground();
+        return false;
+    }
+
+    private static EvictionResult Better(EvictionResult a, EvictionResult b) => (EvictionResult)Math.Min((int)a, (int)b);
+}
