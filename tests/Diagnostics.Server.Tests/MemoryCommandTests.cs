@@ -180,7 +180,8 @@ public sealed class MemoryCommandTests(SharedServer shared) : IClassFixture<Shar
         var docs = c.Call("COMMAND", "DOCS", "memory").ToMap()["memory"].ToMap();
         RespAssert.Bulk("server", docs["group"]);
         var subcommands = docs["subcommands"].ToMap();
-        Assert.Equal(["memory|help", "memory|malloc-stats", "memory|purge", "memory|stats", "memory|usage"], subcommands.Keys.Order().ToArray());
+        foreach (var name in new[] { "memory|help", "memory|malloc-stats", "memory|purge", "memory|stats", "memory|usage" })
+            Assert.Contains(name, subcommands.Keys);
         var arguments = subcommands["memory|usage"].ToMap()["arguments"].Array.Select(a => a.ToMap()).ToArray();
         RespAssert.Bulk("key", arguments[0]["type"]);
         RespAssert.Bulk("SAMPLES", arguments[1]["token"]);
