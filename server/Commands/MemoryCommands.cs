@@ -143,7 +143,8 @@ public static unsafe class MemoryCommands
     /// <summary>A text report of the tracked allocator, thread by thread, and of the C allocator under it.</summary>
     private static void MallocStats(ref CommandContext c) => c.Reply.Verbatim(MallocReport(c.Server));
 
-    internal static string MallocReport(DataServer server)
+    /// <summary>The MEMORY MALLOC-STATS text, for other views of the same report (HTTP API, debug package).</summary>
+    public static string MallocReport(DataServer server)
     {
         var text = new StringBuilder(4096);
         var records = ThreadMemoryRegistry.Snapshot();

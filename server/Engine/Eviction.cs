@@ -17,10 +17,11 @@ public enum EvictionResult
 
 /// <summary>
 /// maxmemory and its policy for one keyspace. The limit is global (the tracked allocator's total
-/// less what Redis also leaves out: the AOF buffer), but data may only be touched by whoever
-/// holds its shard, so eviction is shared out: a thread that holds a shard evicts from that
-/// shard, before a command (as Redis's processCommand), in the shard's cron and in background
-/// passes started when one pass could not finish in its time (Redis's evictionTimeProc).
+/// less what Redis also leaves out: the AOF buffers, and here the AOF rewrite's private copy),
+/// but data may only be touched by whoever holds its shard, so eviction is shared out: a thread
+/// that holds a shard evicts from that shard, before a command (as Redis's processCommand), in
+/// the shard's cron and in background passes started while memory stays over (Redis's
+/// evictionTimeProc).
 /// Each pass recomputes the amount over the limit, so every shard that runs work while over
 /// helps until the total is under. Settings are plain fields read without locks.
 /// </summary>
@@ -92,7 +93,7 @@ public sealed unsafe class Eviction
         }
     }
 
-    /// <summary>Memory Redis leaves out of the count (freeMemoryGetNotCountedMemory): the AOF buffer.</summary>
+    /// <summary>Memory left out of the count, as Redis's freeMemoryGetNotCountedMemory: the AOF buffers and rewrite copy.</summary>
     public Func<long> NotCountedMemory { get; set; } = static () => 0;
 
     /// <summary>The memory compared with maxmemory: the tracked total less <see cref="NotCountedMemory"/>.</summary>
