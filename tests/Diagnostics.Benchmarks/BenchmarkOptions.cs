@@ -15,12 +15,21 @@ public sealed class BenchmarkOptions
     // to happen inside the measured runs, short enough for 2 policies x 2 servers x 5 rounds.
     public const long DefaultAofRequests = 1_000_000;
     public const int DefaultAofLoadMegabytes = 1024;
+    // ~3-5 s per run at -P 1 (and at -P 30 with 10x) on 2 busy cores, so that 5 rounds of 5 loads
+    // on 3 servers stay under 10 minutes.
+    public const long DefaultDiagnosticsRequests = 250_000;
 
     public const string ThroughputSuite = "throughput";
     public const string MemorySuite = "memory";
     public const string AofWriteSuite = "aof-write";
     public const string AofLoadSuite = "aof-load";
-    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite];
+    public const string DiagnosticsSuite = "diagnostics";
+    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite];
+    /// <summary>
+    /// What runs without --suites: everything but the diagnostics suite, which runs three servers
+    /// for several minutes of its own and is asked for by name.
+    /// </summary>
+    public static readonly string[] DefaultSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite];
     /// <summary>The appendfsync policies the AOF write suite compares, in report order.</summary>
     public static readonly string[] AofFsyncPolicies = ["always", "everysec"];
 
@@ -35,8 +44,10 @@ public sealed class BenchmarkOptions
     public long AofRequests { get; private set; } = DefaultAofRequests;
     /// <summary>Size of the generated AOF the load suite starts both servers on.</summary>
     public int AofLoadMegabytes { get; private set; } = DefaultAofLoadMegabytes;
+    /// <summary>Requests per diagnostics-suite run at pipeline 1; pipeline 30 runs 10x, the mixed load this many of each command.</summary>
+    public long DiagnosticsRequests { get; private set; } = DefaultDiagnosticsRequests;
     /// <summary>The suites to run, in <see cref="AllSuites"/> order.</summary>
-    public IReadOnlyList<string> Suites { get; private set; } = AllSuites;
+    public IReadOnlyList<string> Suites { get; private set; } = DefaultSuites;
     public bool Quick { get; private set; }
     /// <summary>The redis-benchmark tests to run: "set", "get" or both.</summary>
     public IReadOnlyList<string> Tests { get; private set; } = ["set", "get"];
@@ -55,22 +66,27 @@ public sealed class BenchmarkOptions
 
         Usage: dotnet run -c Release --project tests/Diagnostics.Benchmarks -- [options]
 
-          --rounds R               rounds of every measurement (test and pipeline, fsync policy, AOF load),
-                                   servers alternating ours/redis (default 5)
+          --rounds R               rounds of every measurement (test and pipeline, fsync policy, AOF load,
+                                   diagnostics load), servers alternating within each round (default 5)
           --requests N             requests per run at pipeline 1 (default 200000); also sets
                                    pipeline 30 to 10*N unless --pipelined-requests is given
           --pipelined-requests N   requests per run at pipeline 30 (default 2000000)
           --keys N                 distinct 256-byte keys loaded for the memory comparison (default 1000000)
           --no-memory              skip the memory comparison (same as leaving memory out of --suites)
-          --suites LIST            comma-separated suites to run (default all):
-                                     throughput  SET/GET at -P 1 and -P 30, servers side by side
-                                     memory      used_memory and RSS after loading --keys keys
-                                     aof-write   SET -P 30 with --appendonly yes, appendfsync always then everysec
-                                     aof-load    start-up time on a generated Redis 7 multi-part AOF
+          --suites LIST            comma-separated suites to run (default all but diagnostics):
+                                     throughput   SET/GET at -P 1 and -P 30, servers side by side
+                                     memory       used_memory and RSS after loading --keys keys
+                                     aof-write    SET -P 30 with --appendonly yes, appendfsync always then everysec
+                                     aof-load     start-up time on a generated Redis 7 multi-part AOF
+                                     diagnostics  cost of the diagnostics: our server as shipped (scraped once a
+                                                  second) against --latency-tracking no --diagnostics-sampler no,
+                                                  redis-server as reference; throughput and CPU time per request
           --aof-requests N         requests per aof-write run (default 1000000)
           --aof-load-mb M          size of the AOF generated for aof-load, in MiB (default 1024)
+          --diagnostics-requests N requests per diagnostics run at pipeline 1 (default 250000); pipeline 30
+                                   runs 10*N, the mixed set,get,incr,mset load N of each command
           --quick                  smoke check: 2 rounds, 20000/200000 requests, 50000 keys,
-                                   100000 aof-write requests, a 64 MiB AOF
+                                   100000 aof-write requests, a 64 MiB AOF, 20000 diagnostics requests
           --only set|get           run one redis-benchmark test instead of both
           --server-args "..."      extra arguments for our server, e.g. "--execution-mode inline" or "--shards 1"
           --out PATH               also write the Markdown report to PATH
@@ -83,6 +99,7 @@ public sealed class BenchmarkOptions
     public string? Parse(string[] args)
     {
         bool requestsGiven = false, pipelinedGiven = false, roundsGiven = false, keysGiven = false, aofRequestsGiven = false, aofLoadGiven = false;
+        bool diagnosticsRequestsGiven = false;
         bool noMemory = false;
         for (int i = 0; i < args.Length; i++)
         {
@@ -126,6 +143,12 @@ public sealed class BenchmarkOptions
                         return "--aof-load-mb needs a whole number of MiB between 1 and 1048576";
                     AofLoadMegabytes = (int)megabytes;
                     aofLoadGiven = true;
+                    break;
+                case "--diagnostics-requests":
+                    if (!TryPositive(Value(), out long diagnosticsRequests))
+                        return "--diagnostics-requests needs a positive whole number";
+                    DiagnosticsRequests = diagnosticsRequests;
+                    diagnosticsRequestsGiven = true;
                     break;
                 case "--rounds":
                     if (!TryPositive(Value(), out long rounds) || rounds > 1000)
@@ -182,6 +205,7 @@ public sealed class BenchmarkOptions
             if (!keysGiven) MemoryKeys = 50_000;
             if (!aofRequestsGiven) AofRequests = 100_000;
             if (!aofLoadGiven) AofLoadMegabytes = 64;
+            if (!diagnosticsRequestsGiven) DiagnosticsRequests = 20_000;
         }
         if (noMemory)
             Suites = Suites.Where(s => s != MemorySuite).ToArray();

@@ -8,9 +8,10 @@ public sealed record BenchmarkRun(
     string OursCommandLine, string OursSettings, string? RedisCommandLine,
     IReadOnlyList<ThroughputResult>? Throughput, AllocationProbe? Probe,
     MemoryResult? Memory, bool OursHasUsedMemory,
-    IReadOnlyList<AofWriteResult>? AofWrite, AofLoadResult? AofLoad);
+    IReadOnlyList<AofWriteResult>? AofWrite, AofLoadResult? AofLoad,
+    DiagnosticsSuiteResult? Diagnostics);
 
-/// <summary>The results as Markdown: machine, settings, then one section per suite that ran (throughput, memory, AOF write, AOF load).</summary>
+/// <summary>The results as Markdown: machine, settings, then one section per suite that ran (throughput, memory, AOF write, AOF load, diagnostics).</summary>
 public static class MarkdownReport
 {
     public static string Build(MachineInfo machine, BenchmarkOptions options, BenchmarkRun run)
@@ -41,6 +42,8 @@ public static class MarkdownReport
             AofWrite(md, options, aofWrite);
         if (run.AofLoad is { } aofLoad)
             AofLoad(md, options, aofLoad);
+        if (run.Diagnostics is { } diagnostics)
+            Diagnostics(md, options, diagnostics);
         return md.ToString();
     }
 
@@ -188,6 +191,120 @@ public static class MarkdownReport
                 Line($"{name}: no `DB loaded from append only file` line in its output in {samples.Count(s => s.LoggedSeconds is null)} of {samples.Count} round(s); the logged figure is the median of the others (n/a when none).");
             }
         }
+    }
+
+    private static void Diagnostics(StringBuilder md, BenchmarkOptions options, DiagnosticsSuiteResult result)
+    {
+        void Line(string text = "") => md.Append(text).Append('\n');
+        var inv = CultureInfo.InvariantCulture;
+        static string Settings(IReadOnlyDictionary<string, string> settings) => string.Join(", ", settings.Select(s => $"`{s.Key} {s.Value}`"));
+        Line();
+        Line("### Diagnostics cost: as shipped against switched off");
+        Line();
+        Line($"Three servers side by side: ours as shipped; ours with the switchable diagnostics off (`{string.Join(' ', DiagnosticsSuite.SwitchedOff)}`: " +
+             "no per-command latency histograms, no 1 Hz sampler and so no history); and redis-server as the reference:");
+        Line();
+        Line($"    {result.ShippedCommandLine}");
+        Line($"    {result.OffCommandLine}");
+        Line($"    {result.RedisCommandLine}");
+        Line();
+        Line($"Read back with CONFIG GET: shipped {Settings(result.ShippedSettings)}; off {Settings(result.OffSettings)}. " +
+             "On in both, having no switch: the per-thread in-flight slots, the per-thread network and per-command counters, and the HTTP listener (nobody calls the off server's).");
+        Line();
+        Line($"**The shipped figures include the cost of being watched:** for the whole of every shipped run the harness GETs `{MonitoringScraper.MetricsPath}` and `{MonitoringScraper.HistoryPath}` " +
+             "from that server's HTTP port once a second, as a Prometheus scrape and a live one-minute chart would, reading every response to its end over keep-alive connections. " +
+             "The scraper runs in the harness, on the same cores as the servers and redis-benchmark.");
+        Line();
+        Line(string.Create(inv, $"Load: `redis-benchmark -t <tests> -d {BenchmarkOptions.DataSize} -r {BenchmarkOptions.KeySpace} -c {BenchmarkOptions.Clients} -n <requests per test> -P <pipeline> --csv`; ") +
+             string.Create(inv, $"{options.Rounds} round(s) after an unmeasured warm-up (a fifth of every load, the shipped server scraped). Each round runs every load on the three servers back to back, ") +
+             "the order rotating from round to round (shipped, off, redis; then off, redis, shipped; ...), so drift on the shared machine falls on all three alike. " +
+             "The mixed load is one redis-benchmark run of " + string.Join(", ", DiagnosticsSuite.MixedTests.Select(t => t.ToUpperInvariant())) +
+             " (MSET with 10 keys), one after the other; its rate is all its requests over the sum of their run times, and redis-benchmark gives no latency for it as a whole. Figures are medians over the rounds.");
+        Line();
+        Line(string.Create(inv, $"| Load | Pipeline | Requests | Shipped rps | Off rps | **Shipped/Off** | Shipped/Off per round: median (range) | ≥ {DiagnosticsSuite.ThroughputTarget:0.00} | Redis rps | Shipped/Redis | Off/Redis | p99 ms shipped / off / redis |"));
+        Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: |");
+        int throughputMet = 0, cpuMet = 0;
+        foreach (var row in result.Loads)
+        {
+            double shipped = Statistics.Median(row.Shipped.Select(s => s.RequestsPerSecond));
+            double off = Statistics.Median(row.Off.Select(s => s.RequestsPerSecond));
+            double redis = Statistics.Median(row.Redis.Select(s => s.RequestsPerSecond));
+            double ratio = shipped / off;
+            bool met = ratio >= DiagnosticsSuite.ThroughputTarget;
+            if (met)
+                throughputMet++;
+            string p99 = row.Load.IsMixed
+                ? "n/a"
+                : string.Create(inv, $"{Statistics.Median(row.Shipped.Select(s => s.P99Ms!.Value)):0.000} / {Statistics.Median(row.Off.Select(s => s.P99Ms!.Value)):0.000} / {Statistics.Median(row.Redis.Select(s => s.P99Ms!.Value)):0.000}");
+            Line(string.Create(inv,
+                $"| {LoadName(row.Load)} | {row.Load.Pipeline} | {LoadRequests(row.Load)} | {shipped:N0} | {off:N0} | **{ratio:0.000}** | {PairedRatios(row, s => s.RequestsPerSecond)} | {(met ? "yes" : "no")} | " +
+                $"{redis:N0} | {shipped / redis:0.00} | {off / redis:0.00} | {p99} |"));
+        }
+        Line();
+        Line("CPU time per request: the server process's utime + stime (`/proc/<pid>/stat`, all threads, in 10 ms ticks) read just before and just after each redis-benchmark run, divided by the requests of the run. " +
+             "It counts everything the server did meanwhile (the shipped server's sampler and the scrapes it answered included) and, unlike requests per second, not the time it waited for a core. " +
+             string.Create(inv, $"Shipped/Off above 1 is the extra CPU the diagnostics take per request; the throughput target of {DiagnosticsSuite.ThroughputTarget:0.00} corresponds to at most {1 / DiagnosticsSuite.ThroughputTarget:0.000}."));
+        Line();
+        Line(string.Create(inv, $"| Load | Pipeline | Shipped µs/req | Off µs/req | **Shipped/Off** | Shipped/Off per round: median (range) | ≤ {1 / DiagnosticsSuite.ThroughputTarget:0.000} | Redis µs/req | Shipped/Redis | Off/Redis |"));
+        Line("| --- | ---: | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: |");
+        foreach (var row in result.Loads)
+        {
+            double shipped = Statistics.Median(row.Shipped.Select(s => s.CpuMicrosPerRequest));
+            double off = Statistics.Median(row.Off.Select(s => s.CpuMicrosPerRequest));
+            double redis = Statistics.Median(row.Redis.Select(s => s.CpuMicrosPerRequest));
+            double ratio = shipped / off;
+            bool met = ratio <= 1 / DiagnosticsSuite.ThroughputTarget;
+            if (met)
+                cpuMet++;
+            Line(string.Create(inv,
+                $"| {LoadName(row.Load)} | {row.Load.Pipeline} | {shipped:0.000} | {off:0.000} | **{ratio:0.000}** | {PairedRatios(row, s => s.CpuMicrosPerRequest)} | {(met ? "yes" : "no")} | " +
+                $"{redis:0.000} | {shipped / redis:0.00} | {off / redis:0.00} |"));
+        }
+        Line();
+        Line(string.Create(inv, $"Target Shipped/Off ≥ {DiagnosticsSuite.ThroughputTarget:0.00} in requests per second: met by {throughputMet} of {result.Loads.Count} loads; ") +
+             string.Create(inv, $"CPU per request Shipped/Off ≤ {1 / DiagnosticsSuite.ThroughputTarget:0.000}: met by {cpuMet} of {result.Loads.Count}."));
+        Line();
+        Line("Noise: round-to-round spread, (max − min) / median per load, lowest to highest over the loads: " +
+             string.Join("; ", DiagnosticsSuite.Configurations.Select(c =>
+                 $"{c} {Spread(result.Loads.Select(l => l.SamplesOf(c).Select(s => s.RequestsPerSecond)))} in requests/s, {Spread(result.Loads.Select(l => l.SamplesOf(c).Select(s => s.CpuMicrosPerRequest)))} in CPU/request")) +
+             $". Load average (`/proc/loadavg`, 1/5/15 min) {result.LoadAverageBefore} before the suite, {result.LoadAverageAfter} after.");
+        Line();
+        Line("Scrapes of the shipped server during its measured runs:");
+        Line();
+        Line("| Endpoint | Answered | Failed | Median body | Largest body | Median time | Slowest |");
+        Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+        foreach (var tally in result.Scrapes)
+        {
+            Line(string.Create(inv,
+                $"| `{tally.Path}` | {tally.Succeeded:N0} | {tally.Failed:N0} | {Statistics.Median(tally.Bytes) / 1024:N1} KiB | {tally.Bytes.Max() / 1024:N1} KiB | " +
+                $"{Statistics.Median(tally.Milliseconds):0.0} ms | {tally.Milliseconds.Max():0.0} ms |"));
+        }
+    }
+
+    private static string LoadName(DiagnosticsLoad load)
+        => load.IsMixed ? $"mixed ({string.Join(", ", load.Tests.Select(t => t.ToUpperInvariant()))})" : load.Name;
+
+    private static string LoadRequests(DiagnosticsLoad load)
+        => load.IsMixed
+            ? string.Create(CultureInfo.InvariantCulture, $"{load.Tests.Count} × {load.RequestsPerTest:N0}")
+            : load.Requests.ToString("N0", CultureInfo.InvariantCulture);
+
+    /// <summary>Shipped/Off of each round (the two ran seconds apart): median, lowest and highest.</summary>
+    private static string PairedRatios(DiagnosticsResult row, Func<DiagnosticsSample, double> figure)
+    {
+        var ratios = row.Shipped.Zip(row.Off, (shipped, off) => figure(shipped) / figure(off)).ToArray();
+        return string.Create(CultureInfo.InvariantCulture, $"{Statistics.Median(ratios):0.000} ({ratios.Min():0.000}–{ratios.Max():0.000})");
+    }
+
+    /// <summary>(max − min) / median of each series, as the lowest and highest percentage over the series.</summary>
+    private static string Spread(IEnumerable<IEnumerable<double>> series)
+    {
+        var spreads = series.Select(values =>
+        {
+            var v = values.ToArray();
+            return (v.Max() - v.Min()) / Statistics.Median(v) * 100;
+        }).ToArray();
+        return string.Create(CultureInfo.InvariantCulture, $"{spreads.Min():0.0}–{spreads.Max():0.0}%");
     }
 
     private static double? MedianOrNull(IEnumerable<double?> values)

@@ -39,7 +39,9 @@ try
     progress.WriteLine(string.Create(CultureInfo.InvariantCulture,
         $"{options.Rounds} round(s); suites {string.Join(',', options.Suites)}; throughput: tests {string.Join(',', options.Tests)}, {options.Requests:N0} requests at -P 1, {options.PipelinedRequests:N0} at -P 30; ") +
         string.Create(CultureInfo.InvariantCulture,
-        $"memory: {options.MemoryKeys:N0} keys; aof-write: {options.AofRequests:N0} requests; aof-load: {options.AofLoadMegabytes:N0} MiB"));
+        $"memory: {options.MemoryKeys:N0} keys; aof-write: {options.AofRequests:N0} requests; aof-load: {options.AofLoadMegabytes:N0} MiB; ") +
+        string.Create(CultureInfo.InvariantCulture,
+        $"diagnostics: {options.DiagnosticsRequests:N0} requests at -P 1, {options.DiagnosticsRequests * 10:N0} at -P 30"));
 
     List<ThroughputResult>? throughput = null;
     AllocationProbe? probe = null;
@@ -80,8 +82,11 @@ try
     AofLoadResult? aofLoad = redisCheckAof is not null
         ? new AofLoadSuite(options, redisServer, redisCheckAof, progress).Run()
         : null;
+    DiagnosticsSuiteResult? diagnostics = options.Runs(BenchmarkOptions.DiagnosticsSuite)
+        ? new DiagnosticsSuite(options, redisServer, redisBenchmark, progress).Run()
+        : null;
 
-    var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad);
+    var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics);
     string report = MarkdownReport.Build(machine, options, run);
     Console.WriteLine();
     Console.Write(report);

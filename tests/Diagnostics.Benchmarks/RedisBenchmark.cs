@@ -9,11 +9,18 @@ public sealed record BenchmarkSample(string Test, double RequestsPerSecond, doub
 public static class RedisBenchmark
 {
     public static BenchmarkSample Run(string tool, int port, string test, int pipeline, long requests)
+        => RunTests(tool, port, [test], pipeline, requests)[0];
+
+    /// <summary>
+    /// One redis-benchmark run of several tests (-t a,b,c: each runs <paramref name="requests"/>
+    /// requests, one after the other); a sample per test, in the order given.
+    /// </summary>
+    public static List<BenchmarkSample> RunTests(string tool, int port, IReadOnlyList<string> tests, int pipeline, long requests)
     {
         string[] arguments =
         [
             "-h", "127.0.0.1", "-p", port.ToString(CultureInfo.InvariantCulture),
-            "-t", test, "-d", BenchmarkOptions.DataSize.ToString(CultureInfo.InvariantCulture),
+            "-t", string.Join(',', tests), "-d", BenchmarkOptions.DataSize.ToString(CultureInfo.InvariantCulture),
             "-r", BenchmarkOptions.KeySpace.ToString(CultureInfo.InvariantCulture),
             "-c", BenchmarkOptions.Clients.ToString(CultureInfo.InvariantCulture),
             "-n", requests.ToString(CultureInfo.InvariantCulture),
@@ -21,14 +28,20 @@ public static class RedisBenchmark
             "--csv",
         ];
         // Generous: even 10k requests/s finishes 2M requests in under 4 minutes.
-        var timeout = TimeSpan.FromSeconds(Math.Max(120, requests / 5_000));
+        var timeout = TimeSpan.FromSeconds(Math.Max(120, tests.Count * requests / 5_000));
         var result = ExternalTools.Run(tool, arguments, timeout);
         string commandLine = "redis-benchmark " + string.Join(' ', arguments);
         if (result.ExitCode != 0)
             throw new HarnessException($"{commandLine} exited with code {result.ExitCode}:\n{result.StandardError}{result.StandardOutput}");
         var samples = ParseCsv(result.StandardOutput);
-        var sample = samples.FirstOrDefault(s => s.Test.Equals(test, StringComparison.OrdinalIgnoreCase));
-        return sample ?? throw new HarnessException($"{commandLine} printed no CSV row for {test.ToUpperInvariant()}:\n{result.StandardOutput}\n{result.StandardError}");
+        var found = new List<BenchmarkSample>(tests.Count);
+        foreach (string test in tests)
+        {
+            // MSET's row is named "MSET (10 keys)": match on the first word.
+            var sample = samples.FirstOrDefault(s => s.Test.Split(' ')[0].Equals(test, StringComparison.OrdinalIgnoreCase));
+            found.Add(sample ?? throw new HarnessException($"{commandLine} printed no CSV row for {test.ToUpperInvariant()}:\n{result.StandardOutput}\n{result.StandardError}"));
+        }
+        return found;
     }
 
     /// <summary>

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
+using System.Runtime.InteropServices;
 using System.Text.RegularExpressions;
 
 namespace Diagnostics.Benchmarks;
@@ -21,18 +22,21 @@ public sealed class ServerUnderTest : IDisposable
     private readonly long _startedAt;
     private volatile bool _stopped;
 
-    private ServerUnderTest(string name, Process process, long startedAt, int port, string commandLine, ScratchDirectory? directory)
+    private ServerUnderTest(string name, Process process, long startedAt, int port, int? httpPort, string commandLine, ScratchDirectory? directory)
     {
         Name = name;
         _process = process;
         _startedAt = startedAt;
         Port = port;
+        HttpPort = httpPort;
         CommandLine = commandLine;
         _directory = directory;
     }
 
     public string Name { get; }
     public int Port { get; }
+    /// <summary>Our server's HTTP listener (API, /metrics); null for redis-server.</summary>
+    public int? HttpPort { get; }
     public string CommandLine { get; }
     public bool IsOurs => Name == Ours;
     /// <summary>The scratch --dir the server owns (deleted when it stops), if it was given one.</summary>
@@ -81,13 +85,14 @@ public sealed class ServerUnderTest : IDisposable
     {
         int port = FreePort();
         // The HTTP listener runs as shipped, on its own free port.
-        var arguments = new List<string> { OurServerDll(), "--port", port.ToString(CultureInfo.InvariantCulture), "--http-port", FreePort().ToString(CultureInfo.InvariantCulture) };
+        int httpPort = FreePort();
+        var arguments = new List<string> { OurServerDll(), "--port", port.ToString(CultureInfo.InvariantCulture), "--http-port", httpPort.ToString(CultureInfo.InvariantCulture) };
         if (persistence is not null)
             arguments.AddRange(persistence);
         if (directory is not null)
             arguments.AddRange(["--dir", directory.Path]);
         arguments.AddRange(serverArguments);
-        return Start(Ours, "dotnet", arguments, port, directory, waitUntilReady);
+        return Start(Ours, "dotnet", arguments, port, httpPort, directory, waitUntilReady);
     }
 
     /// <summary>
@@ -103,10 +108,10 @@ public sealed class ServerUnderTest : IDisposable
         var arguments = new List<string> { "--port", port.ToString(CultureInfo.InvariantCulture), "--save", "" };
         arguments.AddRange(persistence ?? ["--appendonly", "no"]);
         arguments.AddRange(["--bind", "127.0.0.1", "--dir", directory.Path, "--daemonize", "no"]);
-        return Start(Redis, redisServer, arguments, port, directory, waitUntilReady);
+        return Start(Redis, redisServer, arguments, port, null, directory, waitUntilReady);
     }
 
-    private static ServerUnderTest Start(string name, string program, List<string> arguments, int port, ScratchDirectory? directory, bool waitUntilReady)
+    private static ServerUnderTest Start(string name, string program, List<string> arguments, int port, int? httpPort, ScratchDirectory? directory, bool waitUntilReady)
     {
         var info = new ProcessStartInfo(program)
         {
@@ -128,7 +133,7 @@ public sealed class ServerUnderTest : IDisposable
             directory?.Dispose();
             throw;
         }
-        var server = new ServerUnderTest(name, process, startedAt, port, commandLine, directory);
+        var server = new ServerUnderTest(name, process, startedAt, port, httpPort, commandLine, directory);
         bool stopping;
         lock (Running)
         {
@@ -236,6 +241,43 @@ public sealed class ServerUnderTest : IDisposable
         }
         return null;
     }
+
+    /// <summary>
+    /// CPU time the process has used so far, user plus system, all threads (also exited ones):
+    /// utime + stime of /proc/&lt;pid&gt;/stat, in clock ticks (sysconf(_SC_CLK_TCK), 100 Hz on Linux).
+    /// Our server runs inside the dotnet host process, so its pid is the server's.
+    /// </summary>
+    public TimeSpan CpuTime()
+    {
+        EnsureRunning();
+        string stat;
+        try
+        {
+            stat = File.ReadAllText($"/proc/{_process.Id}/stat");
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new HarnessException($"cannot read /proc/{_process.Id}/stat for the {Name} server's CPU time ({e.Message}); the diagnostics suite needs Linux's /proc");
+        }
+        // The command name (field 2) is in parentheses and may hold spaces; fields count on from
+        // the last ')': state is field 3, utime field 14, stime field 15.
+        string[] fields = stat[(stat.LastIndexOf(')') + 2)..].Split(' ');
+        long ticks = long.Parse(fields[14 - 3], CultureInfo.InvariantCulture) + long.Parse(fields[15 - 3], CultureInfo.InvariantCulture);
+        return TimeSpan.FromSeconds(ticks / (double)ClockTicksPerSecond);
+    }
+
+    private static readonly long ClockTicksPerSecond = ReadClockTicksPerSecond();
+
+    private static long ReadClockTicksPerSecond()
+    {
+        const int scClockTicks = 2; // _SC_CLK_TCK in glibc and musl
+        long ticks = sysconf(scClockTicks);
+        return ticks > 0 ? ticks : 100;
+    }
+
+    // C's long: 64 bits on 64-bit Linux, hence nint.
+    [DllImport("libc")]
+    private static extern nint sysconf(int name);
 
     public RespConnection Connect() => new(Port);
 

@@ -1,0 +1,201 @@
+using System.Globalization;
+
+namespace Diagnostics.Benchmarks;
+
+/// <summary>
+/// One load of the diagnostics suite: one redis-benchmark run of <see cref="Tests"/> (one after
+/// the other, <see cref="RequestsPerTest"/> each) at one pipeline depth.
+/// </summary>
+public sealed record DiagnosticsLoad(string Name, IReadOnlyList<string> Tests, int Pipeline, long RequestsPerTest)
+{
+    public long Requests => Tests.Count * RequestsPerTest;
+    public bool IsMixed => Tests.Count > 1;
+}
+
+/// <summary>
+/// One run of a load on one server. Latencies are null for a mixed load (redis-benchmark reports
+/// them per command); CPU time is the server process's, over the run.
+/// </summary>
+public sealed record DiagnosticsSample(double RequestsPerSecond, double? P50Ms, double? P99Ms, double CpuMicrosPerRequest);
+
+/// <summary>All rounds of one load on the three servers.</summary>
+public sealed class DiagnosticsResult(DiagnosticsLoad load)
+{
+    public DiagnosticsLoad Load { get; } = load;
+    public List<DiagnosticsSample> Shipped { get; } = [];
+    public List<DiagnosticsSample> Off { get; } = [];
+    public List<DiagnosticsSample> Redis { get; } = [];
+
+    public List<DiagnosticsSample> SamplesOf(string configuration) => configuration switch
+    {
+        DiagnosticsSuite.Shipped => Shipped,
+        DiagnosticsSuite.Off => Off,
+        _ => Redis,
+    };
+}
+
+/// <summary>What the diagnostics suite measured, with the settings each of our servers reported.</summary>
+public sealed record DiagnosticsSuiteResult(
+    IReadOnlyList<DiagnosticsResult> Loads,
+    string ShippedCommandLine, string OffCommandLine, string RedisCommandLine,
+    IReadOnlyDictionary<string, string> ShippedSettings, IReadOnlyDictionary<string, string> OffSettings,
+    IReadOnlyList<ScrapeTally> Scrapes,
+    string LoadAverageBefore, string LoadAverageAfter);
+
+/// <summary>
+/// The cost of the always-on diagnostics: our server as shipped and a second one with the
+/// switchable parts off (<see cref="SwitchedOff"/>), with redis-server as the reference, all three
+/// running side by side. Every round runs every load on the three back to back, the order rotating
+/// from round to round, so drift on the shared machine lands on all alike. While the shipped
+/// server runs a load, a <see cref="MonitoringScraper"/> watches it, so its figures include the
+/// cost of being watched. Besides redis-benchmark's throughput, each run reads the server
+/// process's CPU time before and after, which gives CPU time per request: steadier than
+/// throughput when client and servers share two cores.
+/// </summary>
+public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServer, string redisBenchmark, TextWriter progress)
+{
+    public const string Shipped = "shipped";
+    public const string Off = "off";
+    public const string Redis = "redis";
+    /// <summary>The order of the first round; each later round starts one further along.</summary>
+    public static readonly string[] Configurations = [Shipped, Off, Redis];
+    /// <summary>Redis's own latency-tracking switch and our sampler's (which also stops the history growing).</summary>
+    public static readonly string[] SwitchedOff = ["--latency-tracking", "no", "--diagnostics-sampler", "no"];
+    /// <summary>The settings the report shows for both of our servers, read back with CONFIG GET.</summary>
+    public static readonly string[] SwitchSettings = ["latency-tracking", "diagnostics-sampler"];
+    /// <summary>The redis-benchmark tests of the mixed load: the string commands our server has.</summary>
+    public static readonly string[] MixedTests = ["set", "get", "incr", "mset"];
+    public const int MixedPipeline = 30;
+    /// <summary>The target for shipped/off requests per second.</summary>
+    public const double ThroughputTarget = 0.98;
+
+    public DiagnosticsSuiteResult Run()
+    {
+        long requests = options.DiagnosticsRequests;
+        string loadAverageBefore = LoadAverage();
+        var results = new List<DiagnosticsResult>
+        {
+            new(new DiagnosticsLoad("SET", ["set"], 1, requests)),
+            new(new DiagnosticsLoad("GET", ["get"], 1, requests)),
+            new(new DiagnosticsLoad("SET", ["set"], 30, requests * 10)),
+            new(new DiagnosticsLoad("GET", ["get"], 30, requests * 10)),
+            new(new DiagnosticsLoad("mixed", MixedTests, MixedPipeline, requests)),
+        };
+
+        using var shipped = ServerUnderTest.StartOurs(options.ServerArgs);
+        using var off = ServerUnderTest.StartOurs([.. options.ServerArgs, .. SwitchedOff]);
+        using var redis = ServerUnderTest.StartRedis(redisServer);
+        var shippedSettings = ReadSwitches(shipped);
+        var offSettings = ReadSwitches(off);
+        foreach (string setting in SwitchSettings)
+        {
+            if (offSettings[setting] != "no")
+                throw new HarnessException($"our server started with {string.Join(' ', SwitchedOff)} reports {setting} '{offSettings[setting]}', so the comparison would measure nothing");
+        }
+        var servers = new Dictionary<string, ServerUnderTest> { [Shipped] = shipped, [Off] = off, [Redis] = redis };
+        int httpPort = shipped.HttpPort ?? throw new HarnessException("our server was started without an HTTP port");
+        progress.WriteLine($"diagnostics: shipped on port {shipped.Port} (HTTP {httpPort}), off on port {off.Port}, redis on port {redis.Port}");
+
+        WarmUp(results, servers, httpPort);
+        using var scraper = new MonitoringScraper(httpPort);
+        for (int round = 1; round <= options.Rounds; round++)
+        {
+            foreach (var result in results)
+            {
+                for (int i = 0; i < Configurations.Length; i++)
+                {
+                    string configuration = Configurations[(round - 1 + i) % Configurations.Length];
+                    var sample = Measure(servers[configuration], result.Load, configuration == Shipped ? scraper : null);
+                    result.SamplesOf(configuration).Add(sample);
+                    string latency = sample.P50Ms is { } p50 && sample.P99Ms is { } p99
+                        ? string.Create(CultureInfo.InvariantCulture, $"  p50 {p50:0.000} ms  p99 {p99:0.000} ms")
+                        : "";
+                    progress.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                        $"round {round}/{options.Rounds}  {result.Load.Name,-5} -P {result.Load.Pipeline,-2}  {configuration,-7} {sample.RequestsPerSecond,12:N0} rps  {sample.CpuMicrosPerRequest,7:0.000} us CPU/req{latency}"));
+                }
+            }
+        }
+        foreach (var tally in scraper.Tallies)
+        {
+            if (tally.Succeeded == 0)
+                throw new HarnessException($"not one scrape of {tally.Path} on our server's HTTP port {httpPort} succeeded: {tally.LastProblem}");
+            if (tally.Failed > 0)
+                progress.WriteLine($"note: {tally.Failed} of {tally.Failed + tally.Succeeded} scrapes of {tally.Path} failed, the last with: {tally.LastProblem}");
+        }
+        return new DiagnosticsSuiteResult(results,
+            shipped.DisplayCommandLine, off.DisplayCommandLine, redis.DisplayCommandLine,
+            shippedSettings, offSettings, scraper.Tallies, loadAverageBefore, LoadAverage());
+    }
+
+    /// <summary>
+    /// One run of <paramref name="load"/>, with the server's CPU time read just before and just
+    /// after; <paramref name="scraper"/>, when given, watches the server for exactly that long.
+    /// </summary>
+    private DiagnosticsSample Measure(ServerUnderTest server, DiagnosticsLoad load, MonitoringScraper? scraper)
+    {
+        TimeSpan cpuBefore = server.CpuTime();
+        scraper?.Start();
+        List<BenchmarkSample> samples;
+        try
+        {
+            samples = RedisBenchmark.RunTests(redisBenchmark, server.Port, load.Tests, load.Pipeline, load.RequestsPerTest);
+        }
+        finally
+        {
+            scraper?.Stop();
+        }
+        TimeSpan cpuAfter = server.CpuTime();
+        server.EnsureRunning();
+        double cpuMicrosPerRequest = (cpuAfter - cpuBefore).TotalMicroseconds / load.Requests;
+        if (!load.IsMixed)
+            return new DiagnosticsSample(samples[0].RequestsPerSecond, samples[0].P50Ms, samples[0].P99Ms, cpuMicrosPerRequest);
+        // redis-benchmark runs the tests one after the other: the load's rate is all its requests
+        // over the sum of the tests' run times.
+        double seconds = samples.Sum(s => load.RequestsPerTest / s.RequestsPerSecond);
+        return new DiagnosticsSample(load.Requests / seconds, null, null, cpuMicrosPerRequest);
+    }
+
+    /// <summary>
+    /// An unmeasured fifth of every load on each server (the shipped one scraped as in the measured
+    /// runs): our servers' JIT reaches its optimized tier, the HTTP endpoints included, and every
+    /// key space holds keys before the first measured GET.
+    /// </summary>
+    private void WarmUp(List<DiagnosticsResult> results, Dictionary<string, ServerUnderTest> servers, int httpPort)
+    {
+        progress.WriteLine("diagnostics: warm-up (not measured)...");
+        using var scraper = new MonitoringScraper(httpPort);
+        foreach (string configuration in Configurations)
+        {
+            var server = servers[configuration];
+            if (configuration == Shipped)
+                scraper.Start();
+            foreach (var result in results)
+                RedisBenchmark.RunTests(redisBenchmark, server.Port, result.Load.Tests, result.Load.Pipeline, Math.Max(1_000, result.Load.RequestsPerTest / 5));
+            scraper.Stop();
+            server.EnsureRunning();
+        }
+    }
+
+    /// <summary>The 1, 5 and 15 minute load averages: how busy the shared machine was.</summary>
+    private static string LoadAverage()
+    {
+        try
+        {
+            return string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ').Take(3));
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return "n/a";
+        }
+    }
+
+    private static Dictionary<string, string> ReadSwitches(ServerUnderTest server)
+    {
+        using var connection = server.Connect();
+        var settings = new Dictionary<string, string>(StringComparer.Ordinal);
+        foreach (string setting in SwitchSettings)
+            settings[setting] = ServerInfo.ConfigGet(connection, setting)
+                ?? throw new HarnessException($"our server does not answer CONFIG GET {setting}, which the diagnostics suite switches");
+        return settings;
+    }
+}
