@@ -17,7 +17,7 @@ public sealed class BenchmarkOptions
     public const int DefaultAofLoadMegabytes = 1024;
     // ~3-5 s per run at -P 1 (and at -P 30 with 10x) on 2 busy cores, so that 5 rounds of 5 loads
     // on 3 servers stay under 10 minutes.
-    public const long DefaultDiagnosticsRequests = 250_000;
+    public const long DefaultDiagnosticsRequests = 200_000;
 
     public const string ThroughputSuite = "throughput";
     public const string MemorySuite = "memory";
@@ -83,7 +83,7 @@ public sealed class BenchmarkOptions
                                                   redis-server as reference; throughput and CPU time per request
           --aof-requests N         requests per aof-write run (default 1000000)
           --aof-load-mb M          size of the AOF generated for aof-load, in MiB (default 1024)
-          --diagnostics-requests N requests per diagnostics run at pipeline 1 (default 250000); pipeline 30
+          --diagnostics-requests N requests per diagnostics run at pipeline 1 (default 200000); pipeline 30
                                    runs 10*N, the mixed set,get,incr,mset load N of each command
           --quick                  smoke check: 2 rounds, 20000/200000 requests, 50000 keys,
                                    100000 aof-write requests, a 64 MiB AOF, 20000 diagnostics requests

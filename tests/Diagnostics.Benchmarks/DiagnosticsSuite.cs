@@ -34,9 +34,15 @@ public sealed class DiagnosticsResult(DiagnosticsLoad load)
     };
 }
 
+/// <summary>
+/// CPU time our servers used per second of wall time with no load, in milliseconds (thousandths
+/// of a core): the fixed cost of the sampler, and of answering the scrapes.
+/// </summary>
+public sealed record IdleCost(double Seconds, double OffMillisPerSecond, double ShippedMillisPerSecond, double ShippedScrapedMillisPerSecond);
+
 /// <summary>What the diagnostics suite measured, with the settings each of our servers reported.</summary>
 public sealed record DiagnosticsSuiteResult(
-    IReadOnlyList<DiagnosticsResult> Loads,
+    IReadOnlyList<DiagnosticsResult> Loads, IdleCost Idle,
     string ShippedCommandLine, string OffCommandLine, string RedisCommandLine,
     IReadOnlyDictionary<string, string> ShippedSettings, IReadOnlyDictionary<string, string> OffSettings,
     IReadOnlyList<ScrapeTally> Scrapes,
@@ -68,6 +74,8 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
     public const int MixedPipeline = 30;
     /// <summary>The target for shipped/off requests per second.</summary>
     public const double ThroughputTarget = 0.98;
+    /// <summary>How long each idle measurement lasts: 600 ticks of 10 ms, so 1.7 ms/s resolution.</summary>
+    public const int IdleSeconds = 6;
 
     public DiagnosticsSuiteResult Run()
     {
@@ -115,6 +123,12 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
                 }
             }
         }
+        // After the rounds: the JIT has long finished with the scraped endpoints (right after the
+        // warm-up it is still recompiling them, which shows as idle CPU) and the history's
+        // one-minute window is full.
+        var idle = MeasureIdle(shipped, off, httpPort);
+        progress.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"diagnostics: idle CPU per second: off {idle.OffMillisPerSecond:0.0} ms, shipped {idle.ShippedMillisPerSecond:0.0} ms, shipped and scraped {idle.ShippedScrapedMillisPerSecond:0.0} ms"));
         foreach (var tally in scraper.Tallies)
         {
             if (tally.Succeeded == 0)
@@ -122,7 +136,7 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
             if (tally.Failed > 0)
                 progress.WriteLine($"note: {tally.Failed} of {tally.Failed + tally.Succeeded} scrapes of {tally.Path} failed, the last with: {tally.LastProblem}");
         }
-        return new DiagnosticsSuiteResult(results,
+        return new DiagnosticsSuiteResult(results, idle,
             shipped.DisplayCommandLine, off.DisplayCommandLine, redis.DisplayCommandLine,
             shippedSettings, offSettings, scraper.Tallies, loadAverageBefore, LoadAverage());
     }
@@ -174,6 +188,27 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
             scraper.Stop();
             server.EnsureRunning();
         }
+    }
+
+    /// <summary>
+    /// Our two servers with no load: first both side by side, unwatched, for
+    /// <see cref="IdleSeconds"/>; then the shipped one alone, scraped, as long again.
+    /// </summary>
+    private IdleCost MeasureIdle(ServerUnderTest shipped, ServerUnderTest off, int httpPort)
+    {
+        progress.WriteLine($"diagnostics: idle CPU, {IdleSeconds} s unwatched then {IdleSeconds} s scraped...");
+        var wall = TimeSpan.FromSeconds(IdleSeconds);
+        TimeSpan offBefore = off.CpuTime(), shippedBefore = shipped.CpuTime();
+        Thread.Sleep(wall);
+        TimeSpan offAfter = off.CpuTime(), shippedAfter = shipped.CpuTime();
+        using var scraper = new MonitoringScraper(httpPort);
+        TimeSpan scrapedBefore = shipped.CpuTime();
+        scraper.Start();
+        Thread.Sleep(wall);
+        scraper.Stop();
+        TimeSpan scrapedAfter = shipped.CpuTime();
+        double PerSecond(TimeSpan before, TimeSpan after) => (after - before).TotalMilliseconds / IdleSeconds;
+        return new IdleCost(IdleSeconds, PerSecond(offBefore, offAfter), PerSecond(shippedBefore, shippedAfter), PerSecond(scrapedBefore, scrapedAfter));
     }
 
     /// <summary>The 1, 5 and 15 minute load averages: how busy the shared machine was.</summary>

@@ -269,6 +269,14 @@ public static class MarkdownReport
                  $"{c} {Spread(result.Loads.Select(l => l.SamplesOf(c).Select(s => s.RequestsPerSecond)))} in requests/s, {Spread(result.Loads.Select(l => l.SamplesOf(c).Select(s => s.CpuMicrosPerRequest)))} in CPU/request")) +
              $". Load average (`/proc/loadavg`, 1/5/15 min) {result.LoadAverageBefore} before the suite, {result.LoadAverageAfter} after.");
         Line();
+        var idle = result.Idle;
+        Line(string.Create(inv, $"Fixed costs, with no load (after the rounds, when the JIT is done and the history's minute is full): CPU time per second of wall time over {idle.Seconds:0} s, in ms (thousandths of a core), ") +
+             "the two servers side by side unwatched, then the shipped one alone while scraped as above:");
+        Line();
+        Line("| Off | Shipped | Shipped, scraped |");
+        Line("| ---: | ---: | ---: |");
+        Line(string.Create(inv, $"| {idle.OffMillisPerSecond:0.0} ms/s | {idle.ShippedMillisPerSecond:0.0} ms/s | {idle.ShippedScrapedMillisPerSecond:0.0} ms/s |"));
+        Line();
         Line("Scrapes of the shipped server during its measured runs:");
         Line();
         Line("| Endpoint | Answered | Failed | Median body | Largest body | Median time | Slowest |");
