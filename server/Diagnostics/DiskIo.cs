@@ -37,4 +37,22 @@ public static class DiskIo
         lock (s_gate)
             return [.. s_records];
     }
+
+    /// <summary>Every thread's figures summed per purpose (purposes never used included, at zero).</summary>
+    public static Dictionary<DiskIoPurpose, DiskIoStats> Totals()
+    {
+        var records = Snapshot();
+        var totals = new Dictionary<DiskIoPurpose, DiskIoStats>();
+        foreach (var purpose in Enum.GetValues<DiskIoPurpose>())
+        {
+            var total = new DiskIoStats(purpose, 0, 0, 0, 0, new long[LatencyHistogram.BucketCount]);
+            foreach (var record in records)
+                total = total.Plus(record.Read(purpose));
+            totals[purpose] = total;
+        }
+        return totals;
+    }
+
+    /// <summary>Purposes that read from the disk; every other one writes (or syncs, opens, cuts).</summary>
+    public static bool IsRead(DiskIoPurpose purpose) => purpose is DiskIoPurpose.RewriteRead or DiskIoPurpose.LoadRead;
 }

@@ -11,15 +11,9 @@ public static class DiskIoInfo
 {
     public static void Write(StringBuilder text, DataServer server)
     {
-        var records = DiskIo.Snapshot();
-        foreach (var purpose in Enum.GetValues<DiskIoPurpose>())
-        {
-            var total = new DiskIoStats(purpose, 0, 0, 0, 0, new long[LatencyHistogram.BucketCount]);
-            foreach (var record in records)
-                total = total.Plus(record.Read(purpose));
+        foreach (var (purpose, total) in DiskIo.Totals())
             Field(text, "io_" + Name(purpose), Describe(total));
-        }
-        foreach (var record in records)
+        foreach (var record in DiskIo.Snapshot())
         {
             foreach (var purpose in Enum.GetValues<DiskIoPurpose>())
             {

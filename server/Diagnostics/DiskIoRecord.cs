@@ -24,7 +24,7 @@ public sealed class DiskIoRecord
 
     internal Thread Thread { get; }
     public int OsThreadId { get; }
-    public string Name => Thread.Name ?? (Thread.IsThreadPoolThread ? ".NET ThreadPool Worker" : $"thread {Thread.ManagedThreadId}");
+    public string Name => Memory.OsThread.NameOf(Thread);
     public bool IsAlive => Thread.IsAlive;
 
     internal void Add(DiskIoPurpose purpose, long bytes, long micros, bool failed)

@@ -177,8 +177,8 @@ public static class InfoBuilder
     {
         long used = TrackedAllocator.TotalBytes;
         long peak = Math.Max(TrackedAllocator.PeakBytes, used);
-        long rss = ProcFs.ResidentBytes();
         var overview = MemoryOverview.Capture(server, readAllocator: false);
+        long rss = overview.Rss;
         var eviction = server.Keyspace.Eviction;
         long maxMemory = eviction.MaxMemory;
         var gc = GC.GetGCMemoryInfo();
@@ -229,10 +229,7 @@ public static class InfoBuilder
             unknown += row.UnknownCommands;
             internalErrors += row.InternalErrors;
         }
-        long expired = 0;
-        foreach (var shard in server.Keyspace.Shards)
-            foreach (var db in shard.Databases)
-                expired += db.ExpiredKeys;
+        long expired = server.Keyspace.ExpiredKeys;
 
         Field(text, "total_connections_received", stats.ConnectionsReceived);
         Field(text, "total_commands_processed", InstantaneousMetrics.TotalCommands());

@@ -96,14 +96,15 @@ public sealed class Sampler : IDisposable
 
     private Dictionary<int, MetricHistoryStore.ThreadSample> SampleThreads(double elapsed)
     {
-        var cpuSeconds = new Dictionary<int, double>();
-        foreach (var (tid, _, user, system) in ThreadView.KernelThreads())
+        var kernelThreads = ThreadView.KernelThreads();
+        var cpuSeconds = new Dictionary<int, double>(kernelThreads.Count);
+        foreach (var (tid, _, user, system) in kernelThreads)
             cpuSeconds[tid] = user + system;
         ThreadCpu.Sample(cpuSeconds);
 
         var samples = new Dictionary<int, MetricHistoryStore.ThreadSample>();
         var seen = new HashSet<int>();
-        foreach (var thread in ThreadView.Build(ThreadCpu))
+        foreach (var thread in ThreadView.Build(ThreadCpu, kernelThreads, includeKernelIo: false))
         {
             if (!thread.Alive)
                 continue;

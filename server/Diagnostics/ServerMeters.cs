@@ -36,13 +36,13 @@ public sealed class ServerMeters : IDisposable
         _meter.CreateObservableCounter("redis.keyspace.hits", () => ThreadCounters.KeyspaceTotals().Hits, description: "Successful key lookups");
         _meter.CreateObservableCounter("redis.keyspace.misses", () => ThreadCounters.KeyspaceTotals().Misses, description: "Failed key lookups");
         _meter.CreateObservableCounter("redis.evicted_keys", () => server.Keyspace.Eviction.EvictedKeys, description: "Keys evicted under maxmemory");
-        _meter.CreateObservableCounter("redis.expired_keys", () => ExpiredKeys(server), description: "Keys expired");
+        _meter.CreateObservableCounter("redis.expired_keys", () => server.Keyspace.ExpiredKeys, description: "Keys expired");
         _meter.CreateObservableGauge("redis.db.keys", () => DatabaseFigures(server, expiring: false), description: "Keys per database");
         _meter.CreateObservableGauge("redis.db.keys_expiring", () => DatabaseFigures(server, expiring: true), description: "Keys with a time to live per database");
         _meter.CreateObservableGauge("redis.memory.used", () => TrackedAllocator.TotalBytes, unit: "By", description: "Tracked native memory (used_memory)");
         _meter.CreateObservableGauge("redis.memory.used_peak", () => TrackedAllocator.PeakBytes, unit: "By", description: "Peak tracked native memory");
         _meter.CreateObservableGauge("redis.memory.used_rss", ProcFs.ResidentBytes, unit: "By", description: "Resident set size");
-        _meter.CreateObservableGauge("redis.memory.max", () => Views.MemoryView.MaxMemory(server), unit: "By", description: "maxmemory (0: no limit)");
+        _meter.CreateObservableGauge("redis.memory.max", () => server.Keyspace.Eviction.MaxMemory, unit: "By", description: "maxmemory (0: no limit)");
         _meter.CreateObservableCounter("redis.cpu.user", () => Environment.CpuUsage.UserTime.TotalSeconds, unit: "s", description: "CPU time in user mode");
         _meter.CreateObservableCounter("redis.cpu.sys", () => Environment.CpuUsage.PrivilegedTime.TotalSeconds, unit: "s", description: "CPU time in kernel mode");
         _meter.CreateObservableGauge("redis.uptime", () => (Environment.TickCount64 - server.Stats.StartedTicks) / 1000.0, unit: "s", description: "Seconds since start");
@@ -100,15 +100,6 @@ public sealed class ServerMeters : IDisposable
             yield return new Measurement<long>(count, new KeyValuePair<string, object?>("err", code));
     }
 
-    private static long ExpiredKeys(DataServer server)
-    {
-        long expired = 0;
-        foreach (var shard in server.Keyspace.Shards)
-            foreach (var db in shard.Databases)
-                expired += db.ExpiredKeys;
-        return expired;
-    }
-
     private static IEnumerable<Measurement<long>> DatabaseFigures(DataServer server, bool expiring)
     {
         for (int db = 0; db < server.Keyspace.DatabaseCount; db++)
@@ -151,29 +142,14 @@ public sealed class ServerMeters : IDisposable
 
     private static IEnumerable<Measurement<long>> DiskFigures(bool bytes)
     {
-        foreach (var (purpose, stats) in DiskTotals())
+        foreach (var (purpose, stats) in DiskIo.Totals())
             yield return new Measurement<long>(bytes ? stats.Bytes : stats.Count, new KeyValuePair<string, object?>("purpose", DiskIoInfo.Name(purpose)));
     }
 
     private static IEnumerable<Measurement<long>> DiskErrors()
     {
-        foreach (var (purpose, stats) in DiskTotals())
+        foreach (var (purpose, stats) in DiskIo.Totals())
             yield return new Measurement<long>(stats.Errors, new KeyValuePair<string, object?>("purpose", DiskIoInfo.Name(purpose)));
-    }
-
-    private static Dictionary<DiskIoPurpose, DiskIoStats> DiskTotals()
-    {
-        var totals = new Dictionary<DiskIoPurpose, DiskIoStats>();
-        foreach (var record in DiskIo.Snapshot())
-        {
-            foreach (var purpose in Enum.GetValues<DiskIoPurpose>())
-            {
-                var stats = record.Read(purpose);
-                if (stats.Count > 0)
-                    totals[purpose] = totals.TryGetValue(purpose, out var sum) ? sum.Plus(stats) : stats;
-            }
-        }
-        return totals;
     }
 
     public void Dispose() => _meter.Dispose();

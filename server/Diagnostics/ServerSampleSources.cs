@@ -26,11 +26,7 @@ public static class ServerSampleSources
             writer.Rate(MetricNames.RejectedConnectionsPerSecond, stats.RejectedConnections);
             writer.Rate(MetricNames.NetInputBytesPerSecond, stats.NetInputBytes);
             writer.Rate(MetricNames.NetOutputBytesPerSecond, stats.NetOutputBytes);
-            long expired = 0;
-            foreach (var shard in server.Keyspace.Shards)
-                foreach (var db in shard.Databases)
-                    expired += db.ExpiredKeys;
-            writer.Rate(MetricNames.ExpiredKeysPerSecond, expired);
+            writer.Rate(MetricNames.ExpiredKeysPerSecond, server.Keyspace.ExpiredKeys);
             writer.Rate(MetricNames.EvictedKeysPerSecond, server.Keyspace.Eviction.EvictedKeys);
             writer.Rate(MetricNames.SlowCommandsPerSecond, server.SlowLog.TotalLogged);
         });
@@ -41,7 +37,7 @@ public static class ServerSampleSources
             writer.Gauge(MetricNames.TrackedBytes, TrackedAllocator.TotalBytes);
             writer.Gauge(MetricNames.ManagedHeapBytes, GC.GetTotalMemory(false));
             writer.Gauge(MetricNames.ResidentBytes, ProcFs.ResidentBytes());
-            writer.Gauge(MetricNames.MaxMemoryBytes, Views.MemoryView.MaxMemory(server));
+            writer.Gauge(MetricNames.MaxMemoryBytes, server.Keyspace.Eviction.MaxMemory);
             writer.Rate(MetricNames.GcPauseMillisPerSecond, GC.GetTotalPauseDuration().TotalMilliseconds);
             writer.Rate(MetricNames.GcCollectionsPerSecond, GC.CollectionCount(0));
             writer.Rate(MetricNames.ManagedAllocatedBytesPerSecond, GC.GetTotalAllocatedBytes(false));
@@ -149,24 +145,17 @@ public static class ServerSampleSources
         return writer =>
         {
             long read = 0, written = 0;
-            var fsync = new long[LatencyHistogram.BucketCount];
-            long fsyncs = 0;
-            foreach (var record in DiskIo.Snapshot())
+            var totals = DiskIo.Totals();
+            foreach (var (purpose, stats) in totals)
             {
-                foreach (var purpose in Enum.GetValues<DiskIoPurpose>())
-                {
-                    var stats = record.Read(purpose);
-                    if (purpose is DiskIoPurpose.RewriteRead or DiskIoPurpose.LoadRead)
-                        read += stats.Bytes;
-                    else
-                        written += stats.Bytes;
-                    if (purpose != DiskIoPurpose.AofFsync)
-                        continue;
-                    fsyncs += stats.Count;
-                    for (int i = 0; i < fsync.Length; i++)
-                        fsync[i] += stats.Buckets[i];
-                }
+                if (DiskIo.IsRead(purpose))
+                    read += stats.Bytes;
+                else
+                    written += stats.Bytes;
             }
+            var fsyncStats = totals[DiskIoPurpose.AofFsync];
+            long fsyncs = fsyncStats.Count;
+            long[] fsync = fsyncStats.Buckets;
             writer.Rate(MetricNames.DiskReadBytesPerSecond, read);
             writer.Rate(MetricNames.DiskWriteBytesPerSecond, written);
             writer.Rate(MetricNames.FsyncsPerSecond, fsyncs);

@@ -26,7 +26,7 @@ public sealed class ThreadCounters
     internal Thread Thread { get; }
     public int OsThreadId { get; }
     public bool IsAlive => Thread.IsAlive;
-    public string Name => Thread.Name ?? (Thread.IsThreadPoolThread ? ".NET ThreadPool Worker" : $"thread {Thread.ManagedThreadId}");
+    public string Name => Memory.OsThread.NameOf(Thread);
     /// <summary>What this thread runs now (a command, or the server's own work).</summary>
     public InFlightSlot InFlight { get; } = new();
 

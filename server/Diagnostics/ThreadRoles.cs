@@ -38,8 +38,6 @@ public static class ThreadRoles
         (".NET TP Gate", "thread pool (injection gate)"),
         ("Console logger", "console log writer"),
         ("Kestrel Timer", "HTTP (Kestrel timer)"),
-        ("Diagnostics.Serv", "main (start, load, shutdown)"),
-        ("Diagnostics.Server", "main (start, load, shutdown)"),
     ];
 
     public static string Of(string name, int osThreadId = 0)

@@ -99,6 +99,19 @@ public sealed class Keyspace : IDisposable
     public ExecutionMode Mode { get; }
     public ShardCron Cron { get; }
     public Shard[] Shards => _shards;
+
+    /// <summary>Keys expired (lazily or by the cron) in every shard and database since start or CONFIG RESETSTAT.</summary>
+    public long ExpiredKeys
+    {
+        get
+        {
+            long expired = 0;
+            foreach (var shard in _shards)
+                foreach (var db in shard.Databases)
+                    expired += db.ExpiredKeys;
+            return expired;
+        }
+    }
     public int ShardCount => _shards.Length;
 
     /// <summary>The hash every table and the shard router use; seeded per process against collision flooding.</summary>

@@ -14,6 +14,10 @@ internal static partial class OsThread
         return Environment.CurrentManagedThreadId;
     }
 
+    /// <summary>A thread's name for reports: its own, or what kind of unnamed thread it is.</summary>
+    public static string NameOf(Thread thread) =>
+        thread.Name ?? (thread.IsThreadPoolThread ? ".NET ThreadPool Worker" : $"thread {thread.ManagedThreadId}");
+
     [LibraryImport("libc", EntryPoint = "gettid")]
     private static partial int LinuxGetTid();
 

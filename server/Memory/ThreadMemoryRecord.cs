@@ -28,7 +28,7 @@ public sealed class ThreadMemoryRecord
         Thread = thread;
         ManagedThreadId = thread.ManagedThreadId;
         OsThreadId = osThreadId;
-        Name = thread.Name ?? (thread.IsThreadPoolThread ? ".NET ThreadPool Worker" : $"thread {thread.ManagedThreadId}");
+        Name = OsThread.NameOf(thread);
     }
 
     /// <summary>Slot in the registry; stored in the header of every block this thread allocates.</summary>

@@ -105,6 +105,8 @@ public sealed class ClientConnection : IDisposable
     public long QueryBufferBytes { get; private set; }
     public long ArgvBytes => _batch.ArenaBytes;
     public long ArenaCapacity => _batch.ArenaCapacity;
+    /// <summary>Free room in the argument arena (CLIENT LIST qbuf-free).</summary>
+    public long QueryBufferFreeBytes => Math.Max(0, ArenaCapacity - ArgvBytes);
     public bool CloseAfterReply { get; set; }
     public bool Killed { get; private set; }
 

@@ -37,7 +37,7 @@ public static class ClientDescription
             .Append(" db=").Append(client.DatabaseIndex)
             .Append(" sub=0 psub=0 ssub=0 multi=-1")
             .Append(" qbuf=").Append(qbuf)
-            .Append(" qbuf-free=").Append(Math.Max(0, arena - client.ArgvBytes))
+            .Append(" qbuf-free=").Append(client.QueryBufferFreeBytes)
             .Append(" argv-mem=").Append(client.ArgvBytes)
             .Append(" multi-mem=0 rbs=").Append(arena)
             .Append(" rbp=").Append(client.ArgvBytes)

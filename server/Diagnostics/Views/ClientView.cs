@@ -20,7 +20,8 @@ public static class ClientView
         for (int i = 0; i < clients.Count; i++)
         {
             var client = clients[i];
-            long arena = client.ArenaCapacity;
+            // Read once: it moves while the kernel takes bytes, and tot-mem must agree with omem.
+            long omem = client.OutputBufferBytes;
             result[i] = new ClientSnapshot
             {
                 Id = client.Id,
@@ -33,13 +34,13 @@ public static class ClientView
                 Flags = ClientDescription.Flags(client),
                 Database = client.DatabaseIndex,
                 QueryBufferBytes = client.QueryBufferBytes,
-                QueryBufferFreeBytes = Math.Max(0, arena - client.ArgvBytes),
+                QueryBufferFreeBytes = client.QueryBufferFreeBytes,
                 ArgvMemoryBytes = client.ArgvBytes,
                 OutputBufferBytes = client.Reply.OpenBlockBytes,
                 OutputListLength = client.OutputBlocks,
-                OutputMemoryBytes = client.OutputBufferBytes,
-                TotalMemoryBytes = arena + client.QueryBufferBytes + client.OutputBufferBytes,
-                Events = client.OutputBufferBytes > 0 ? "rw" : "r",
+                OutputMemoryBytes = omem,
+                TotalMemoryBytes = client.ArenaCapacity + client.QueryBufferBytes + omem,
+                Events = omem > 0 ? "rw" : "r",
                 LastCommand = client.LastCommand?.FullName ?? "NULL",
                 Protocol = client.Reply.Protocol,
                 LibraryName = client.LibName ?? "",

@@ -8,20 +8,18 @@ public static class DiskIoView
     public static DiskIoFigures[] Build()
     {
         var rows = new List<DiskIoFigures>();
-        var totals = new Dictionary<DiskIoPurpose, DiskIoStats>();
         foreach (var record in DiskIo.Snapshot())
         {
             foreach (var purpose in Enum.GetValues<DiskIoPurpose>())
             {
                 var stats = record.Read(purpose);
-                if (stats.Count == 0)
-                    continue;
-                rows.Add(Figures(record.OsThreadId, record.Name, stats));
-                totals[purpose] = totals.TryGetValue(purpose, out var sum) ? sum.Plus(stats) : stats;
+                if (stats.Count > 0)
+                    rows.Add(Figures(record.OsThreadId, record.Name, stats));
             }
         }
-        foreach (var (_, stats) in totals)
-            rows.Add(Figures(0, "all threads", stats));
+        foreach (var (_, stats) in DiskIo.Totals())
+            if (stats.Count > 0)
+                rows.Add(Figures(0, "all threads", stats));
         return [.. rows];
     }
 

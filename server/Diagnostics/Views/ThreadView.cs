@@ -27,7 +27,12 @@ public static class ThreadView
         public KernelIoCounters? KernelIo;
     }
 
-    public static ThreadSnapshot[] Build(ThreadCpuTracker? cpu)
+    /// <summary>
+    /// The table. <paramref name="kernelThreads"/> is a list <see cref="KernelThreads"/> already
+    /// read (the sampler reads it once for CPU shares); <paramref name="includeKernelIo"/> false
+    /// skips one /proc read per thread where the io counters are not wanted.
+    /// </summary>
+    public static ThreadSnapshot[] Build(ThreadCpuTracker? cpu, List<(int Tid, string Name, double User, double System)>? kernelThreads = null, bool includeKernelIo = true)
     {
         // Server-side records first, keyed by their managed thread: a thread id the kernel reused
         // for a new thread must not merge the old thread's figures into the new one.
@@ -50,7 +55,7 @@ public static class ThreadView
             if (row.Alive)
                 byTid[row.OsThreadId] = row;
         var rows = new List<Row>(managed.Values);
-        foreach (var (tid, name, user, system) in KernelThreads())
+        foreach (var (tid, name, user, system) in kernelThreads ?? KernelThreads())
         {
             if (!byTid.TryGetValue(tid, out var row))
             {
@@ -60,7 +65,7 @@ public static class ThreadView
             row.Name ??= name;
             row.User = user;
             row.System = system;
-            row.KernelIo = ProcFs.ReadThreadIo(tid);
+            row.KernelIo = includeKernelIo ? ProcFs.ReadThreadIo(tid) : null;
         }
 
         var result = new ThreadSnapshot[rows.Count];
@@ -106,7 +111,7 @@ public static class ThreadView
             {
                 var figures = disk.Read(purpose);
                 diskOps += figures.Count;
-                if (purpose is DiskIoPurpose.RewriteRead or DiskIoPurpose.LoadRead)
+                if (DiskIo.IsRead(purpose))
                     diskRead += figures.Bytes;
                 else
                     diskWrite += figures.Bytes;
