@@ -18,17 +18,19 @@ public sealed record DiagnosticsLoad(string Name, IReadOnlyList<string> Tests, i
 /// </summary>
 public sealed record DiagnosticsSample(double RequestsPerSecond, double? P50Ms, double? P99Ms, double CpuMicrosPerRequest);
 
-/// <summary>All rounds of one load on the three servers.</summary>
+/// <summary>All rounds of one load in the four configurations.</summary>
 public sealed class DiagnosticsResult(DiagnosticsLoad load)
 {
     public DiagnosticsLoad Load { get; } = load;
     public List<DiagnosticsSample> Shipped { get; } = [];
+    public List<DiagnosticsSample> SwitchedOff { get; } = [];
     public List<DiagnosticsSample> Off { get; } = [];
     public List<DiagnosticsSample> Redis { get; } = [];
 
     public List<DiagnosticsSample> SamplesOf(string configuration) => configuration switch
     {
         DiagnosticsSuite.Shipped => Shipped,
+        DiagnosticsSuite.SwitchedOff => SwitchedOff,
         DiagnosticsSuite.Off => Off,
         _ => Redis,
     };
@@ -49,10 +51,14 @@ public sealed record DiagnosticsSuiteResult(
     string LoadAverageBefore, string LoadAverageAfter);
 
 /// <summary>
-/// The cost of the always-on diagnostics: our server as shipped and a second one with the
-/// switchable parts off (<see cref="SwitchedOff"/>), with redis-server as the reference, all three
-/// running side by side. Every round runs every load on the three back to back, the order rotating
-/// from round to round, so drift on the shared machine lands on all alike. While the shipped
+/// The cost of the always-on diagnostics, measured two ways with redis-server as the reference.
+/// Same process: the shipped server runs each load once as shipped and once with the switchable
+/// parts turned off by CONFIG SET just before the run (and on again after), so the pair differs in
+/// nothing but the switches (not in heap layout, thread placement or JIT decisions, which differ
+/// from process to process by a few percent). Two processes: a second server started with
+/// <see cref="StartedOff"/>, which is what an operator who turns them off gets. Every round runs
+/// every load in the four configurations back to back, the order rotating from round to round, so
+/// drift on the shared machine lands on all alike. While the shipped
 /// server runs a load, a <see cref="MonitoringScraper"/> watches it, so its figures include the
 /// cost of being watched. Besides redis-benchmark's throughput, each run reads the server
 /// process's CPU time before and after, which gives CPU time per request: steadier than
@@ -61,12 +67,14 @@ public sealed record DiagnosticsSuiteResult(
 public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServer, string redisBenchmark, TextWriter progress)
 {
     public const string Shipped = "shipped";
+    /// <summary>The shipped server's own process with the switches turned off by CONFIG SET.</summary>
+    public const string SwitchedOff = "switched-off";
     public const string Off = "off";
     public const string Redis = "redis";
     /// <summary>The order of the first round; each later round starts one further along.</summary>
-    public static readonly string[] Configurations = [Shipped, Off, Redis];
+    public static readonly string[] Configurations = [Shipped, SwitchedOff, Off, Redis];
     /// <summary>Redis's own latency-tracking switch and our sampler's (which also stops the history growing).</summary>
-    public static readonly string[] SwitchedOff = ["--latency-tracking", "no", "--diagnostics-sampler", "no"];
+    public static readonly string[] StartedOff = ["--latency-tracking", "no", "--diagnostics-sampler", "no"];
     /// <summary>The settings the report shows for both of our servers, read back with CONFIG GET.</summary>
     public static readonly string[] SwitchSettings = ["latency-tracking", "diagnostics-sampler"];
     /// <summary>The redis-benchmark tests of the mixed load: the string commands our server has.</summary>
@@ -91,16 +99,16 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
         };
 
         using var shipped = ServerUnderTest.StartOurs(options.ServerArgs);
-        using var off = ServerUnderTest.StartOurs([.. options.ServerArgs, .. SwitchedOff]);
+        using var off = ServerUnderTest.StartOurs([.. options.ServerArgs, .. StartedOff]);
         using var redis = ServerUnderTest.StartRedis(redisServer);
         var shippedSettings = ReadSwitches(shipped);
         var offSettings = ReadSwitches(off);
         foreach (string setting in SwitchSettings)
         {
             if (offSettings[setting] != "no")
-                throw new HarnessException($"our server started with {string.Join(' ', SwitchedOff)} reports {setting} '{offSettings[setting]}', so the comparison would measure nothing");
+                throw new HarnessException($"our server started with {string.Join(' ', StartedOff)} reports {setting} '{offSettings[setting]}', so the comparison would measure nothing");
         }
-        var servers = new Dictionary<string, ServerUnderTest> { [Shipped] = shipped, [Off] = off, [Redis] = redis };
+        var servers = new Dictionary<string, ServerUnderTest> { [Shipped] = shipped, [SwitchedOff] = shipped, [Off] = off, [Redis] = redis };
         int httpPort = shipped.HttpPort ?? throw new HarnessException("our server was started without an HTTP port");
         progress.WriteLine($"diagnostics: shipped on port {shipped.Port} (HTTP {httpPort}), off on port {off.Port}, redis on port {redis.Port}");
 
@@ -113,13 +121,17 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
                 for (int i = 0; i < Configurations.Length; i++)
                 {
                     string configuration = Configurations[(round - 1 + i) % Configurations.Length];
+                    if (configuration == SwitchedOff)
+                        Switch(shipped, "no");
                     var sample = Measure(servers[configuration], result.Load, configuration == Shipped ? scraper : null);
+                    if (configuration == SwitchedOff)
+                        Switch(shipped, "yes");
                     result.SamplesOf(configuration).Add(sample);
                     string latency = sample.P50Ms is { } p50 && sample.P99Ms is { } p99
                         ? string.Create(CultureInfo.InvariantCulture, $"  p50 {p50:0.000} ms  p99 {p99:0.000} ms")
                         : "";
                     progress.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                        $"round {round}/{options.Rounds}  {result.Load.Name,-5} -P {result.Load.Pipeline,-2}  {configuration,-7} {sample.RequestsPerSecond,12:N0} rps  {sample.CpuMicrosPerRequest,7:0.000} us CPU/req{latency}"));
+                        $"round {round}/{options.Rounds}  {result.Load.Name,-5} -P {result.Load.Pipeline,-2}  {configuration,-12} {sample.RequestsPerSecond,12:N0} rps  {sample.CpuMicrosPerRequest,7:0.000} us CPU/req{latency}"));
                 }
             }
         }
@@ -178,7 +190,7 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
     {
         progress.WriteLine("diagnostics: warm-up (not measured)...");
         using var scraper = new MonitoringScraper(httpPort);
-        foreach (string configuration in Configurations)
+        foreach (string configuration in (string[])[Shipped, Off, Redis])
         {
             var server = servers[configuration];
             if (configuration == Shipped)
@@ -221,6 +233,23 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
             return "n/a";
+        }
+    }
+
+    /// <summary>Sets every switch of <see cref="SwitchSettings"/> to <paramref name="value"/> and reads them back.</summary>
+    private static void Switch(ServerUnderTest server, string value)
+    {
+        using var connection = server.Connect();
+        foreach (string setting in SwitchSettings)
+        {
+            var reply = connection.Call("CONFIG", "SET", setting, value);
+            if (reply.IsError)
+                throw new HarnessException($"CONFIG SET {setting} {value} on our server failed: {reply.Text}");
+        }
+        foreach (var (setting, read) in ReadSwitches(server))
+        {
+            if (read != value)
+                throw new HarnessException($"our server reports {setting} '{read}' right after CONFIG SET {setting} {value}");
         }
     }
 

@@ -201,68 +201,76 @@ public static class MarkdownReport
         Line();
         Line("### Diagnostics cost: as shipped against switched off");
         Line();
-        Line($"Three servers side by side: ours as shipped; ours with the switchable diagnostics off (`{string.Join(' ', DiagnosticsSuite.SwitchedOff)}`: " +
-             "no per-command latency histograms, no 1 Hz sampler and so no history); and redis-server as the reference:");
+        Line($"The switchable diagnostics (per-command latency histograms, the 1 Hz sampler and so the history) compared two ways, with redis-server as the reference: " +
+             $"**same process**, our shipped server running each load once as shipped and once right after `CONFIG SET` turned them off (`{string.Join(' ', DiagnosticsSuite.SwitchSettings.Select(s => s + " no"))}`, on again after the run), " +
+             "so the pair differs in nothing but the switches; and **two processes**, a second server started with them off, which is what an operator who turns them off gets " +
+             "(it also differs in heap layout, thread placement and JIT decisions, a few percent either way from one process to the next):");
         Line();
         Line($"    {result.ShippedCommandLine}");
         Line($"    {result.OffCommandLine}");
         Line($"    {result.RedisCommandLine}");
         Line();
-        Line($"Read back with CONFIG GET: shipped {Settings(result.ShippedSettings)}; off {Settings(result.OffSettings)}. " +
-             "On in both, having no switch: the per-thread in-flight slots, the per-thread network and per-command counters, and the HTTP listener (nobody calls the off server's).");
+        Line($"Read back with CONFIG GET: shipped {Settings(result.ShippedSettings)}; off {Settings(result.OffSettings)}; the switched-off runs read back `no` after their CONFIG SET. " +
+             "On in all, having no switch: the per-thread in-flight slots, the per-thread network and per-command counters, and the HTTP listener (nobody calls the off server's).");
         Line();
         Line($"**The shipped figures include the cost of being watched:** for the whole of every shipped run the harness GETs `{MonitoringScraper.MetricsPath}` and `{MonitoringScraper.HistoryPath}` " +
              "from that server's HTTP port once a second, as a Prometheus scrape and a live one-minute chart would, reading every response to its end over keep-alive connections. " +
-             "The scraper runs in the harness, on the same cores as the servers and redis-benchmark.");
+             "The scraper runs in the harness, on the same cores as the servers and redis-benchmark. The switched-off and off runs are not scraped.");
         Line();
         Line(string.Create(inv, $"Load: `redis-benchmark -t <tests> -d {BenchmarkOptions.DataSize} -r {BenchmarkOptions.KeySpace} -c {BenchmarkOptions.Clients} -n <requests per test> -P <pipeline> --csv`; ") +
-             string.Create(inv, $"{options.Rounds} round(s) after an unmeasured warm-up (a fifth of every load, the shipped server scraped). Each round runs every load on the three servers back to back, ") +
-             "the order rotating from round to round (shipped, off, redis; then off, redis, shipped; ...), so drift on the shared machine falls on all three alike. " +
+             string.Create(inv, $"{options.Rounds} round(s) after an unmeasured warm-up (a fifth of every load, the shipped server scraped). Each round runs every load in the four configurations back to back, ") +
+             $"the order rotating from round to round ({string.Join(", ", DiagnosticsSuite.Configurations)}; then starting one further along; ...), so drift on the shared machine falls on all alike. " +
              "The mixed load is one redis-benchmark run of " + string.Join(", ", DiagnosticsSuite.MixedTests.Select(t => t.ToUpperInvariant())) +
-             " (MSET with 10 keys), one after the other; its rate is all its requests over the sum of their run times, and redis-benchmark gives no latency for it as a whole. Figures are medians over the rounds.");
+             " (MSET with 10 keys), one after the other; its rate is all its requests over the sum of their run times, and redis-benchmark gives no latency for it as a whole. Figures are medians over the rounds; " +
+             "a per-round ratio compares the two runs of one round, seconds apart.");
         Line();
-        Line(string.Create(inv, $"| Load | Pipeline | Requests | Shipped rps | Off rps | **Shipped/Off** | Shipped/Off per round: median (range) | ≥ {DiagnosticsSuite.ThroughputTarget:0.00} | Redis rps | Shipped/Redis | Off/Redis | p99 ms shipped / off / redis |"));
-        Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: |");
+        Line(string.Create(inv, $"| Load | Pipeline | Requests | Shipped rps | Switched-off rps | **Shipped/Switched-off** (same process) | per round: median (range) | ≥ {DiagnosticsSuite.ThroughputTarget:0.00} | Off rps | Shipped/Off (two processes) per round: median (range) | Redis rps | Shipped/Redis | p99 ms shipped / switched-off / off / redis |"));
+        Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: | ---: |");
         int throughputMet = 0, cpuMet = 0;
         foreach (var row in result.Loads)
         {
             double shipped = Statistics.Median(row.Shipped.Select(s => s.RequestsPerSecond));
+            double switchedOff = Statistics.Median(row.SwitchedOff.Select(s => s.RequestsPerSecond));
             double off = Statistics.Median(row.Off.Select(s => s.RequestsPerSecond));
             double redis = Statistics.Median(row.Redis.Select(s => s.RequestsPerSecond));
-            double ratio = shipped / off;
+            double ratio = shipped / switchedOff;
             bool met = ratio >= DiagnosticsSuite.ThroughputTarget;
             if (met)
                 throughputMet++;
             string p99 = row.Load.IsMixed
                 ? "n/a"
-                : string.Create(inv, $"{Statistics.Median(row.Shipped.Select(s => s.P99Ms!.Value)):0.000} / {Statistics.Median(row.Off.Select(s => s.P99Ms!.Value)):0.000} / {Statistics.Median(row.Redis.Select(s => s.P99Ms!.Value)):0.000}");
+                : string.Join(" / ", DiagnosticsSuite.Configurations.Select(c => Statistics.Median(row.SamplesOf(c).Select(s => s.P99Ms!.Value)).ToString("0.000", inv)));
             Line(string.Create(inv,
-                $"| {LoadName(row.Load)} | {row.Load.Pipeline} | {LoadRequests(row.Load)} | {shipped:N0} | {off:N0} | **{ratio:0.000}** | {PairedRatios(row, s => s.RequestsPerSecond)} | {(met ? "yes" : "no")} | " +
-                $"{redis:N0} | {shipped / redis:0.00} | {off / redis:0.00} | {p99} |"));
+                $"| {LoadName(row.Load)} | {row.Load.Pipeline} | {LoadRequests(row.Load)} | {shipped:N0} | {switchedOff:N0} | **{ratio:0.000}** | {PairedRatios(row.Shipped, row.SwitchedOff, s => s.RequestsPerSecond)} | {(met ? "yes" : "no")} | " +
+                $"{off:N0} | {PairedRatios(row.Shipped, row.Off, s => s.RequestsPerSecond)} | {redis:N0} | {shipped / redis:0.00} | {p99} |"));
         }
         Line();
         Line("CPU time per request: the server process's utime + stime (`/proc/<pid>/stat`, all threads, in 10 ms ticks) read just before and just after each redis-benchmark run, divided by the requests of the run. " +
-             "It counts everything the server did meanwhile (the shipped server's sampler and the scrapes it answered included) and, unlike requests per second, not the time it waited for a core. " +
-             string.Create(inv, $"Shipped/Off above 1 is the extra CPU the diagnostics take per request; the throughput target of {DiagnosticsSuite.ThroughputTarget:0.00} corresponds to at most {1 / DiagnosticsSuite.ThroughputTarget:0.000}."));
+             "It counts everything the server did meanwhile (the shipped runs' sampler and the scrapes they answered included) and, unlike requests per second, not the time it waited for a core. " +
+             string.Create(inv, $"A ratio above 1 is the extra CPU the diagnostics take per request; the throughput target of {DiagnosticsSuite.ThroughputTarget:0.00} corresponds to at most {1 / DiagnosticsSuite.ThroughputTarget:0.000}."));
         Line();
-        Line(string.Create(inv, $"| Load | Pipeline | Shipped µs/req | Off µs/req | **Shipped/Off** | Shipped/Off per round: median (range) | ≤ {1 / DiagnosticsSuite.ThroughputTarget:0.000} | Redis µs/req | Shipped/Redis | Off/Redis |"));
-        Line("| --- | ---: | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: |");
+        Line(string.Create(inv, $"| Load | Pipeline | Shipped µs/req | Switched-off µs/req | **Shipped/Switched-off** | per round: median (range) | ≤ {1 / DiagnosticsSuite.ThroughputTarget:0.000} | Off µs/req | Shipped/Off per round: median (range) | Redis µs/req | Shipped/Redis |"));
+        Line("| --- | ---: | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: |");
         foreach (var row in result.Loads)
         {
             double shipped = Statistics.Median(row.Shipped.Select(s => s.CpuMicrosPerRequest));
+            double switchedOff = Statistics.Median(row.SwitchedOff.Select(s => s.CpuMicrosPerRequest));
             double off = Statistics.Median(row.Off.Select(s => s.CpuMicrosPerRequest));
             double redis = Statistics.Median(row.Redis.Select(s => s.CpuMicrosPerRequest));
-            double ratio = shipped / off;
+            double ratio = shipped / switchedOff;
             bool met = ratio <= 1 / DiagnosticsSuite.ThroughputTarget;
             if (met)
                 cpuMet++;
             Line(string.Create(inv,
-                $"| {LoadName(row.Load)} | {row.Load.Pipeline} | {shipped:0.000} | {off:0.000} | **{ratio:0.000}** | {PairedRatios(row, s => s.CpuMicrosPerRequest)} | {(met ? "yes" : "no")} | " +
-                $"{redis:0.000} | {shipped / redis:0.00} | {off / redis:0.00} |"));
+                $"| {LoadName(row.Load)} | {row.Load.Pipeline} | {shipped:0.000} | {switchedOff:0.000} | **{ratio:0.000}** | {PairedRatios(row.Shipped, row.SwitchedOff, s => s.CpuMicrosPerRequest)} | {(met ? "yes" : "no")} | " +
+                $"{off:0.000} | {PairedRatios(row.Shipped, row.Off, s => s.CpuMicrosPerRequest)} | {redis:0.000} | {shipped / redis:0.00} |"));
         }
         Line();
-        Line(string.Create(inv, $"Target Shipped/Off ≥ {DiagnosticsSuite.ThroughputTarget:0.00} in requests per second: met by {throughputMet} of {result.Loads.Count} loads; ") +
-             string.Create(inv, $"CPU per request Shipped/Off ≤ {1 / DiagnosticsSuite.ThroughputTarget:0.000}: met by {cpuMet} of {result.Loads.Count}."));
+        Line(string.Create(inv, $"Target Shipped/Switched-off ≥ {DiagnosticsSuite.ThroughputTarget:0.00} in requests per second: met by {throughputMet} of {result.Loads.Count} loads; ") +
+             string.Create(inv, $"CPU per request Shipped/Switched-off ≤ {1 / DiagnosticsSuite.ThroughputTarget:0.000}: met by {cpuMet} of {result.Loads.Count}. ") +
+             "Over all loads and rounds, the per-round ratios' median: " +
+             string.Create(inv, $"same process {Statistics.Median(result.Loads.SelectMany(l => Ratios(l.Shipped, l.SwitchedOff, s => s.RequestsPerSecond))):0.000} in requests/s and {Statistics.Median(result.Loads.SelectMany(l => Ratios(l.Shipped, l.SwitchedOff, s => s.CpuMicrosPerRequest))):0.000} in CPU/request; ") +
+             string.Create(inv, $"two processes {Statistics.Median(result.Loads.SelectMany(l => Ratios(l.Shipped, l.Off, s => s.RequestsPerSecond))):0.000} and {Statistics.Median(result.Loads.SelectMany(l => Ratios(l.Shipped, l.Off, s => s.CpuMicrosPerRequest))):0.000}."));
         Line();
         Line("Noise: round-to-round spread, (max − min) / median per load, lowest to highest over the loads: " +
              string.Join("; ", DiagnosticsSuite.Configurations.Select(c =>
@@ -297,12 +305,15 @@ public static class MarkdownReport
             ? string.Create(CultureInfo.InvariantCulture, $"{load.Tests.Count} × {load.RequestsPerTest:N0}")
             : load.Requests.ToString("N0", CultureInfo.InvariantCulture);
 
-    /// <summary>Shipped/Off of each round (the two ran seconds apart): median, lowest and highest.</summary>
-    private static string PairedRatios(DiagnosticsResult row, Func<DiagnosticsSample, double> figure)
+    /// <summary>The ratio of each round's two runs (seconds apart): median, lowest and highest.</summary>
+    private static string PairedRatios(List<DiagnosticsSample> a, List<DiagnosticsSample> b, Func<DiagnosticsSample, double> figure)
     {
-        var ratios = row.Shipped.Zip(row.Off, (shipped, off) => figure(shipped) / figure(off)).ToArray();
+        var ratios = Ratios(a, b, figure);
         return string.Create(CultureInfo.InvariantCulture, $"{Statistics.Median(ratios):0.000} ({ratios.Min():0.000}–{ratios.Max():0.000})");
     }
+
+    private static double[] Ratios(List<DiagnosticsSample> a, List<DiagnosticsSample> b, Func<DiagnosticsSample, double> figure)
+        => a.Zip(b, (x, y) => figure(x) / figure(y)).ToArray();
 
     /// <summary>(max − min) / median of each series, as the lowest and highest percentage over the series.</summary>
     private static string Spread(IEnumerable<IEnumerable<double>> series)
