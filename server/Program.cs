@@ -4,6 +4,7 @@ using Diagnostics.Server.Configuration;
 using Diagnostics.Server.Diagnostics.Package;
 using Diagnostics.Server.Network;
 using Diagnostics.Server.Persistence;
+using Diagnostics.Server.Studio;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 
@@ -76,9 +77,13 @@ WebApplication BuildHost()
     var builder = WebApplication.CreateEmptyBuilder(new WebApplicationOptions { ApplicationName = "Diagnostics.Server" });
     ConfigureCommon(builder.Services, builder.Logging);
     builder.WebHost.UseKestrelCore();
+    // Serve the studio's static files from where the build left them (the runtime manifest beside
+    // the binaries); a published server has them in its wwwroot and no manifest, and this is a no-op.
+    builder.WebHost.UseStaticWebAssets();
     builder.Services.AddRouting();
     builder.Services.AddSingleton(new DebugPackageBuilder(server, server.DebugPackage));
     builder.Services.AddPrometheusMetrics();
+    builder.Services.AddStudio(server);
     builder.WebHost.ConfigureKestrel(kestrel =>
     {
         kestrel.AddServerHeader = false;
@@ -103,6 +108,7 @@ WebApplication BuildHost()
     app.MapServerApi(server);
     app.MapPrometheusScrape();
     app.RegisterDebugEndpoints(server.DebugPackage);
+    app.MapStudio();
     return app;
 }
 

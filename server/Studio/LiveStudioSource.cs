@@ -1,0 +1,49 @@
+using Diagnostics.Contracts;
+using Diagnostics.Server.Api;
+using Diagnostics.Server.Diagnostics.Package;
+using Diagnostics.Server.Diagnostics.Views;
+using Diagnostics.Studio.Sources;
+
+namespace Diagnostics.Server.Studio;
+
+/// <summary>
+/// The studio's view of this server: the same contract views the HTTP API serves and the debug
+/// package holds, built in-process on request (no HTTP, no JSON in between).
+/// </summary>
+public sealed class LiveStudioSource(DataServer server, LiveHistoryFeed feed) : IStudioSource, IServerControl
+{
+    public SourceDescription Description { get; } =
+        new(SourceKind.Live, System.Environment.MachineName, System.Environment.ProcessId, DebugPackageBuilder.ProductVersion);
+
+    public IHistoryFeed? Feed => feed;
+    public IServerControl? Control => this;
+
+    public InfoReport Info() => InfoView.Build(server, []);
+
+    public MetricHistory History(int seconds)
+    {
+        long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        return server.Sampler.History.Window(now - seconds * 1000L, now);
+    }
+
+    public IReadOnlyList<ThreadSnapshot> Threads() => ThreadView.Build(server.Sampler.ThreadCpu);
+    public IReadOnlyList<ClientSnapshot> Clients() => ClientView.Build(server);
+    public IReadOnlyList<InFlightWork> InFlight() => InFlightView.Build();
+    public IReadOnlyList<CommandStatistics> Commands() => CommandView.Build(server);
+    public LatencyReport? Latency() => LatencyView.Build(server);
+    public IReadOnlyList<SlowLogRecord> SlowLog() => SlowLogView.Build(server);
+    public MemoryReport? Memory() => MemoryView.Build(server);
+    public IReadOnlyList<DiskIoFigures> DiskIo() => DiskIoView.Build();
+    public RuntimeReport? Runtime() => RuntimeView.Build();
+    public EnvironmentReport? Environment() => EnvironmentView.Build();
+    public IReadOnlyDictionary<string, string> Config() => HttpApi.RedactedConfig(server);
+    public DoctorReport Doctor() => DoctorView.Examine(server);
+
+    public bool KillClient(long id)
+    {
+        if (server.Clients.Find(id) is not { } client)
+            return false;
+        client.Kill();
+        return true;
+    }
+}

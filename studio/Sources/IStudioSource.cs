@@ -1,0 +1,40 @@
+using Diagnostics.Contracts;
+
+namespace Diagnostics.Studio.Sources;
+
+/// <summary>
+/// Where the studio's pages get everything they show: the live server, or a debug package opened
+/// offline. Pages render what these return and never ask which one it is (the layout's banner
+/// does). Every answer is a contract type, so both sides speak the same language; parts a package
+/// lacks come back empty.
+/// </summary>
+public interface IStudioSource
+{
+    SourceDescription Description { get; }
+
+    /// <summary>New history points as the server samples them; null for a package, which does not change.</summary>
+    IHistoryFeed? Feed { get; }
+
+    /// <summary>What may be changed through this source; null for a package.</summary>
+    IServerControl? Control { get; }
+
+    InfoReport Info();
+
+    /// <summary>The last <paramref name="seconds"/> of history up to the source's present (now, or when the package was taken).</summary>
+    MetricHistory History(int seconds);
+
+    IReadOnlyList<ThreadSnapshot> Threads();
+    IReadOnlyList<ClientSnapshot> Clients();
+    IReadOnlyList<InFlightWork> InFlight();
+    IReadOnlyList<CommandStatistics> Commands();
+    LatencyReport? Latency();
+    IReadOnlyList<SlowLogRecord> SlowLog();
+    MemoryReport? Memory();
+    IReadOnlyList<DiskIoFigures> DiskIo();
+    RuntimeReport? Runtime();
+    EnvironmentReport? Environment();
+    IReadOnlyDictionary<string, string> Config();
+
+    /// <summary>The doctor's findings: for a package, the rules run again over what it holds.</summary>
+    DoctorReport Doctor();
+}

@@ -1,0 +1,7 @@
+namespace Diagnostics.Studio.Sources;
+
+public enum SourceKind
+{
+    Live,
+    Package,
+}

@@ -1,0 +1,94 @@
+using OpenQA.Selenium;
+using OpenQA.Selenium.Chrome;
+using OpenQA.Selenium.Support.UI;
+
+namespace Diagnostics.Server.Tests.Infrastructure;
+
+/// <summary>
+/// A real headless browser: Debian's chromium driven by Debian's chromedriver (the two always
+/// match versions), through Selenium. A fresh profile and download folder per browser. Missing
+/// packages fail the test with the command that installs them.
+/// </summary>
+public sealed class Browser : IDisposable
+{
+    private const string ChromiumPath = "/usr/bin/chromium";
+    private const string ChromeDriverPath = "/usr/bin/chromedriver";
+
+    private readonly TempDirectory _profile = new();
+
+    public Browser(int width = 1280, int height = 1000)
+    {
+        if (!File.Exists(ChromiumPath) || !File.Exists(ChromeDriverPath))
+            Assert.Fail($"the browser tests need Debian's chromium and chromedriver ({ChromiumPath}, {ChromeDriverPath}); install them with: sudo apt-get install -y chromium chromium-driver");
+        Downloads = Path.Combine(_profile.Path, "downloads");
+        Directory.CreateDirectory(Downloads);
+        var options = new ChromeOptions { BinaryLocation = ChromiumPath };
+        options.AddArguments(
+            "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
+            $"--user-data-dir={Path.Combine(_profile.Path, "profile")}", $"--window-size={width},{height}");
+        options.AddUserProfilePreference("download.default_directory", Downloads);
+        options.AddUserProfilePreference("download.prompt_for_download", false);
+        options.SetLoggingPreference(LogType.Browser, LogLevel.All);
+        // The driver's path is given, so Selenium Manager never tries to download one.
+        var service = ChromeDriverService.CreateDefaultService(Path.GetDirectoryName(ChromeDriverPath)!, Path.GetFileName(ChromeDriverPath));
+        service.SuppressInitialDiagnosticInformation = true;
+        service.HideCommandPromptWindow = true;
+        Driver = new ChromeDriver(service, options, TimeSpan.FromSeconds(60));
+        Driver.Manage().Timeouts().PageLoad = TimeSpan.FromSeconds(30);
+    }
+
+    public ChromeDriver Driver { get; }
+
+    /// <summary>Where the browser saves downloads, without asking.</summary>
+    public string Downloads { get; }
+
+    public void GoTo(string url) => Driver.Navigate().GoToUrl(url);
+
+    /// <summary>Waits until the condition holds (Selenium's own polling), failing with <paramref name="what"/> after the timeout.</summary>
+    public T WaitFor<T>(Func<IWebDriver, T> condition, string what, int timeoutMs = 20_000)
+    {
+        var wait = new WebDriverWait(Driver, TimeSpan.FromMilliseconds(timeoutMs)) { Message = $"timed out waiting for {what}" };
+        wait.IgnoreExceptionTypes(typeof(NoSuchElementException), typeof(StaleElementReferenceException));
+        return wait.Until(condition);
+    }
+
+    /// <summary>Waits until the studio's circuit is up (the layout renders interactively): the page answers clicks from then on.</summary>
+    public void WaitForCircuit() =>
+        WaitFor(d => d.FindElement(By.CssSelector(".studio[data-interactive='true']")), "the studio's Blazor circuit");
+
+    /// <summary>Saves a screenshot of the page as a test artifact (TestResults/screenshots/NAME.png) and returns its path.</summary>
+    public string Screenshot(string name)
+    {
+        string folder = Path.Combine(AppContext.BaseDirectory, "TestResults", "screenshots");
+        Directory.CreateDirectory(folder);
+        string path = Path.Combine(folder, name + ".png");
+        Driver.GetScreenshot().SaveAsFile(path);
+        return path;
+    }
+
+    /// <summary>Fails with every console error the pages logged so far: a failing script or a missing file is a failing test.</summary>
+    public void AssertNoConsoleErrors()
+    {
+        var errors = new List<string>();
+        foreach (var entry in Driver.Manage().Logs.GetLog(LogType.Browser))
+        {
+            if (entry.Level >= LogLevel.Severe)
+                errors.Add(entry.Message);
+        }
+        Assert.True(errors.Count == 0, "the browser's console logged errors:\n" + string.Join('\n', errors));
+    }
+
+    public void Dispose()
+    {
+        try
+        {
+            Driver.Quit();
+        }
+        finally
+        {
+            Driver.Dispose();
+            _profile.Dispose();
+        }
+    }
+}

@@ -1,0 +1,42 @@
+using Diagnostics.Contracts;
+using Diagnostics.Server.Tests.Infrastructure;
+using OpenQA.Selenium;
+
+namespace Diagnostics.Server.Tests.Studio;
+
+/// <summary>The dashboard in a real headless chromium, against a real server under redis-benchmark's traffic.</summary>
+public sealed class DashboardBrowserTests
+{
+    [Fact]
+    public void ChartsDrawTheHistoryAndAppendEverySecondUnderLoad()
+    {
+        using var server = ServerProcess.Start();
+        using var load = new BackgroundLoad(server.Port);
+        using var browser = new Browser();
+        // A few seconds of history before the page opens: the first render draws them.
+        using (var api = new ApiClient(server.HttpPort))
+            Poll.Until(() => api.Get("/api/history?seconds=60", ContractsJson.Default.MetricHistory).Times.Length >= 4, "four seconds of history");
+        browser.GoTo($"http://127.0.0.1:{server.HttpPort}/");
+        browser.WaitForCircuit();
+
+        var charts = browser.Driver.FindElements(By.CssSelector(".chart-host"));
+        Assert.Equal(10, charts.Count);
+        foreach (var chart in charts)
+            browser.WaitFor(_ => chart.FindElement(By.TagName("canvas")), $"chart {chart.GetAttribute("id")} to draw");
+
+        var ops = charts[0];
+        long firstTime = ops.NumberAttribute("data-last-time");
+        long firstPoints = ops.NumberAttribute("data-points");
+        Assert.True(firstPoints >= 3, $"the operations chart started with {firstPoints} points of history");
+        browser.WaitFor(_ => ops.NumberAttribute("data-last-time") >= firstTime + 2000, "two more seconds of points");
+        Assert.True(ops.NumberAttribute("data-points") > firstPoints, "points were appended, not replaced");
+
+        var opsTile = browser.Driver.FindElement(By.XPath("//div[@class='tile'][span[@class='tile-label' and text()='Operations']]/span[@class='tile-value']"));
+        browser.WaitFor(_ => opsTile.Text != "0/s" && opsTile.Text != "–", "the operations tile to show the load");
+        var clientsTile = browser.Driver.FindElement(By.XPath("//div[@class='tile'][span[@class='tile-label' and text()='Clients']]/span[@class='tile-value']"));
+        Assert.True(int.Parse(clientsTile.Text) >= 8, $"the clients tile shows {clientsTile.Text} with redis-benchmark's 8 connections");
+
+        browser.Screenshot("dashboard");
+        browser.AssertNoConsoleErrors();
+    }
+}
