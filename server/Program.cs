@@ -104,6 +104,8 @@ WebApplication BuildHost()
         builder.Services.AddHostedService<SocketListener>();
 
     var app = builder.Build();
+    // The studio's session cookie is read first: the gate accepts it in place of the API key.
+    app.UseAuthentication();
     app.UseMiddleware<ApiGate>(config);
     app.MapServerApi(server);
     app.MapPrometheusScrape();

@@ -1,7 +1,6 @@
 using System.Net;
-using System.Security.Cryptography;
-using System.Text;
 using Diagnostics.Server.Configuration;
+using Diagnostics.Studio.Security;
 
 namespace Diagnostics.Server.Api;
 
@@ -9,8 +8,10 @@ namespace Diagnostics.Server.Api;
 /// The HTTP listener's door. Bound to loopback only and with no key set, requests pass, but only
 /// with a loopback Host header (a web page that rebinds its own DNS name to 127.0.0.1 is
 /// refused). Bound beyond loopback, or with http-api-key set, every request must present the key
-/// (Authorization: Bearer KEY, or X-Api-Key: KEY), compared in constant time. Requests that
-/// change something are refused when a browser says they come from another site.
+/// (Authorization: Bearer KEY, or X-Api-Key: KEY), compared in constant time, or the studio's
+/// session cookie from its login page; a browser asking for a studio page without either is sent
+/// to that page. The login page and the studio's static files (no data in them) are open. Requests
+/// that change something are refused when a browser says they come from another site.
 /// </summary>
 public sealed class ApiGate(RequestDelegate next, ServerConfig config)
 {
@@ -22,6 +23,9 @@ public sealed class ApiGate(RequestDelegate next, ServerConfig config)
                 return true;
         return false;
     }
+
+    /// <summary>True when every request must be authenticated: exposed, or a key set anyway.</summary>
+    public static bool KeyRequired(ServerConfig config) => IsExposed(config) || config.HttpApiKey is not null;
 
     /// <summary>Why the HTTP settings cannot be used, or null: an exposed listener needs a key.</summary>
     public static string? Problem(ServerConfig config) =>
@@ -36,8 +40,14 @@ public sealed class ApiGate(RequestDelegate next, ServerConfig config)
         bool exposed = IsExposed(config);
         if (!exposed && !IsLoopbackName(context.Request.Host.Host))
             return Refuse(context, StatusCodes.Status403Forbidden, "host not allowed: the HTTP API answers loopback names only");
-        if ((exposed || config.HttpApiKey is not null) && !HasKey(context, config.HttpApiKey))
+        if (KeyRequired(config) && !HasKey(context, config.HttpApiKey) && context.User.Identity?.IsAuthenticated != true && !IsOpen(context.Request.Path))
         {
+            if (IsPageNavigation(context.Request))
+            {
+                string returnUrl = context.Request.PathBase + context.Request.Path + context.Request.QueryString;
+                context.Response.Redirect($"{StudioLogin.LoginPath}?returnUrl={Uri.EscapeDataString(returnUrl)}");
+                return Task.CompletedTask;
+            }
             context.Response.Headers.WWWAuthenticate = "Bearer";
             return Refuse(context, StatusCodes.Status401Unauthorized, "authentication required: present the API key as 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'");
         }
@@ -45,6 +55,19 @@ public sealed class ApiGate(RequestDelegate next, ServerConfig config)
             return Refuse(context, StatusCodes.Status403Forbidden, "cross-site requests may not change the server");
         return next(context);
     }
+
+    /// <summary>What anyone may fetch: the login page, and the studio's and framework's static files.</summary>
+    private static bool IsOpen(PathString path) =>
+        path.Equals(StudioLogin.LoginPath, StringComparison.OrdinalIgnoreCase)
+        || path.StartsWithSegments("/_content/Diagnostics.Studio", StringComparison.Ordinal)
+        || path.StartsWithSegments("/_framework", StringComparison.Ordinal);
+
+    /// <summary>A browser opening a studio page (not the API, not a script's fetch): it gets the login page instead of a 401.</summary>
+    private static bool IsPageNavigation(HttpRequest request) =>
+        HttpMethods.IsGet(request.Method)
+        && !request.Path.StartsWithSegments("/api", StringComparison.Ordinal)
+        && !request.Path.StartsWithSegments("/metrics", StringComparison.Ordinal)
+        && request.Headers.Accept.ToString().Contains("text/html", StringComparison.Ordinal);
 
     private static bool HasKey(HttpContext context, string? key)
     {
@@ -56,8 +79,7 @@ public sealed class ApiGate(RequestDelegate next, ServerConfig config)
             presented = authorization["Bearer ".Length..].Trim();
         else if (context.Request.Headers.TryGetValue("X-Api-Key", out var header))
             presented = header.ToString();
-        return presented is not null
-            && CryptographicOperations.FixedTimeEquals(Encoding.UTF8.GetBytes(presented), Encoding.UTF8.GetBytes(key));
+        return presented is not null && StudioAccess.Matches(presented, key);
     }
 
     private static bool IsCrossSite(HttpContext context)

@@ -1,4 +1,8 @@
+using Diagnostics.Server.Api;
 using Diagnostics.Studio;
+using Diagnostics.Studio.Security;
+using Microsoft.AspNetCore.Antiforgery;
+using Microsoft.AspNetCore.Authentication;
 using Microsoft.AspNetCore.DataProtection;
 using Diagnostics.Studio.Sources;
 
@@ -16,6 +20,18 @@ public static class StudioHosting
         services.AddSingleton(_ => new LiveHistoryFeed(server.Sampler));
         services.AddSingleton<IStudioSource>(provider => new LiveStudioSource(server, provider.GetRequiredService<LiveHistoryFeed>()));
         services.AddSingleton<PackageLibrary>();
+        services.AddSingleton<IStudioAccess>(new StudioAccess(server.Config));
+        services.AddAuthentication(StudioLogin.Scheme).AddCookie(StudioLogin.Scheme, cookie =>
+        {
+            cookie.Cookie.Name = StudioLogin.CookieName;
+            cookie.Cookie.HttpOnly = true;
+            cookie.Cookie.SameSite = SameSiteMode.Strict;
+            cookie.Cookie.SecurePolicy = CookieSecurePolicy.SameAsRequest;
+            cookie.LoginPath = StudioLogin.LoginPath;
+            cookie.ExpireTimeSpan = TimeSpan.FromHours(8);
+            cookie.SlidingExpiration = true;
+        });
+        services.AddCascadingAuthenticationState();
         return services;
     }
 
@@ -24,6 +40,15 @@ public static class StudioHosting
         app.UseAntiforgery();
         app.MapStaticAssets();
         app.MapRazorComponents<App>().AddInteractiveServerRenderMode();
+        app.MapPost(StudioLogin.LogoutPath, LogOutAsync);
         return app;
+    }
+
+    private static async Task<IResult> LogOutAsync(HttpContext context, IAntiforgery antiforgery)
+    {
+        if (!await antiforgery.IsRequestValidAsync(context))
+            return Results.BadRequest("the log-out form's antiforgery token is missing or invalid: reload the page and try again");
+        await context.SignOutAsync(StudioLogin.Scheme);
+        return Results.Redirect(StudioLogin.LoginPath);
     }
 }

@@ -1,0 +1,86 @@
+using System.IO.Compression;
+using Diagnostics.Contracts;
+using Diagnostics.Doctor;
+using Diagnostics.Server.Tests.Infrastructure;
+using OpenQA.Selenium;
+
+namespace Diagnostics.Server.Tests.Studio;
+
+/// <summary>
+/// The debug package through the studio, in a real headless chromium: the page's button downloads
+/// a zip whose manifest lists its entries; uploading that zip renders the offline view, with the
+/// banner naming the host and the time, and the doctor's rules run over it.
+/// </summary>
+public sealed class PackageBrowserTests
+{
+    [Fact]
+    public void DownloadedPackageOpensOfflineWithItsBanner()
+    {
+        using var server = ServerProcess.Start();
+        using (var load = new BackgroundLoad(server.Port))
+        {
+            using var api = new ApiClient(server.HttpPort);
+            Poll.Until(() => api.Get("/api/history?seconds=60", ContractsJson.Default.MetricHistory).Times.Length >= 3, "three seconds of history under load");
+        }
+        using var browser = new Browser();
+        browser.GoTo($"http://127.0.0.1:{server.HttpPort}/package");
+        browser.WaitForCircuit();
+        browser.Driver.FindElement(By.LinkText("Download debug package")).Click();
+        string zipPath = browser.WaitFor(_ => Directory.GetFiles(browser.Downloads, "diagnostics-*.zip").FirstOrDefault(), "the package download to finish", 60_000)!;
+
+        PackageManifest manifest;
+        using (var zip = ZipFile.OpenRead(zipPath))
+        {
+            manifest = PackageReader.ReadManifest(zip);
+            foreach (string name in (string[])["info.json", "history.json", "threads.json", "clients.json", "commands.json", "doctor.json", "stacks.txt"])
+                Assert.Contains(manifest.Entries, e => e.Name == name && e.Error is null);
+            foreach (var entry in manifest.Entries)
+                Assert.NotNull(zip.GetEntry(entry.Name));
+        }
+        Assert.Equal(server.Pid, manifest.ProcessId);
+
+        var upload = browser.Driver.FindElement(By.Id("package-file"));
+        upload.SendKeys(zipPath);
+        var banner = browser.WaitFor(d => d.FindElement(By.CssSelector(".source.offline")), "the offline banner");
+        Assert.Contains(manifest.Host, banner.Text);
+        Assert.Contains(manifest.TakenAt.UtcDateTime.ToString("yyyy-MM-dd HH:mm:ss", System.Globalization.CultureInfo.InvariantCulture), banner.Text);
+        Assert.Contains($"pid {server.Pid}", banner.Text);
+        Assert.Matches("/package/[0-9a-f]{24}$", browser.Driver.Url);
+
+        // The offline dashboard: the package's history drawn, the doctor's rules run over it, and
+        // links that stay on the package.
+        var ops = browser.WaitFor(d => d.FindElement(By.CssSelector(".chart-host[data-points]")), "the offline charts");
+        Assert.True(ops.NumberAttribute("data-points") >= 3, "the package's history is drawn");
+        Assert.Contains("Data is not persisted", browser.Driver.FindElement(By.CssSelector(".glance")).Text);
+        Assert.Empty(browser.Driver.FindElements(By.CssSelector(".window-controls .pause")));
+        browser.Screenshot("offline-dashboard");
+        string prefix = new Uri(browser.Driver.Url).AbsolutePath.TrimStart('/') + "/";
+        foreach (var link in browser.Driver.FindElements(By.CssSelector("nav a")))
+            Assert.StartsWith(prefix, link.GetDomAttribute("href"));
+
+        browser.Driver.FindElement(By.LinkText("Debug package")).Click();
+        var entries = browser.WaitFor(d => d.FindElement(By.CssSelector("table.data")), "the package's entry table");
+        foreach (var entry in manifest.Entries)
+            Assert.Contains(entry.Name, entries.Text);
+        Assert.NotNull(browser.Driver.FindElement(By.CssSelector(".source.offline")));
+        browser.Screenshot("offline-package");
+        browser.AssertNoConsoleErrors();
+    }
+
+    [Fact]
+    public void AFileThatIsNotAPackageIsRefusedWithAReason()
+    {
+        using var server = ServerProcess.Start();
+        using var files = new TempDirectory();
+        string notAZip = files.File("notes.zip");
+        File.WriteAllText(notAZip, "these are not the bytes of a zip file");
+        using var browser = new Browser();
+        browser.GoTo($"http://127.0.0.1:{server.HttpPort}/package");
+        browser.WaitForCircuit();
+        browser.Driver.FindElement(By.Id("package-file")).SendKeys(notAZip);
+        var error = browser.WaitFor(d => d.FindElement(By.CssSelector("[role=alert]")), "the error");
+        Assert.Contains("notes.zip is not a zip file", error.Text);
+        Assert.Contains("/package", browser.Driver.Url);
+        Assert.Empty(browser.Driver.FindElements(By.CssSelector(".source.offline")));
+    }
+}
