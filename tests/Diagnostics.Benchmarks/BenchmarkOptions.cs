@@ -18,16 +18,18 @@ public sealed class BenchmarkOptions
     // ~3-5 s per run at -P 1 (and at -P 30 with 10x) on 2 busy cores, so that 5 rounds of 5 loads
     // on 3 servers stay under 10 minutes.
     public const long DefaultDiagnosticsRequests = 200_000;
+    public const long DefaultStudioRequests = 200_000;
 
     public const string ThroughputSuite = "throughput";
     public const string MemorySuite = "memory";
     public const string AofWriteSuite = "aof-write";
     public const string AofLoadSuite = "aof-load";
     public const string DiagnosticsSuite = "diagnostics";
-    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite];
+    public const string StudioSuite = "studio";
+    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite];
     /// <summary>
-    /// What runs without --suites: everything but the diagnostics suite, which runs three servers
-    /// for several minutes of its own and is asked for by name.
+    /// What runs without --suites: everything but the diagnostics and studio suites, which run for
+    /// several minutes of their own (and a browser) and are asked for by name.
     /// </summary>
     public static readonly string[] DefaultSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite];
     /// <summary>The appendfsync policies the AOF write suite compares, in report order.</summary>
@@ -46,6 +48,8 @@ public sealed class BenchmarkOptions
     public int AofLoadMegabytes { get; private set; } = DefaultAofLoadMegabytes;
     /// <summary>Requests per diagnostics-suite run at pipeline 1; pipeline 30 runs 10x, the mixed load this many of each command.</summary>
     public long DiagnosticsRequests { get; private set; } = DefaultDiagnosticsRequests;
+    /// <summary>Requests per studio-suite run at pipeline 1; pipeline 30 runs 10x.</summary>
+    public long StudioRequests { get; private set; } = DefaultStudioRequests;
     /// <summary>The suites to run, in <see cref="AllSuites"/> order.</summary>
     public IReadOnlyList<string> Suites { get; private set; } = DefaultSuites;
     public bool Quick { get; private set; }
@@ -81,12 +85,16 @@ public sealed class BenchmarkOptions
                                      diagnostics  cost of the diagnostics: our server as shipped (scraped once a
                                                   second) against --latency-tracking no --diagnostics-sampler no,
                                                   redis-server as reference; throughput and CPU time per request
+                                     studio       cost of the studio: our server with 3 headless chromium windows on
+                                                  the dashboard against none, redis-server as reference; and each
+                                                  window's main-thread time per second (needs chromium, chromium-driver)
           --aof-requests N         requests per aof-write run (default 1000000)
           --aof-load-mb M          size of the AOF generated for aof-load, in MiB (default 1024)
           --diagnostics-requests N requests per diagnostics run at pipeline 1 (default 200000); pipeline 30
                                    runs 10*N, the mixed set,get,incr,mset load N of each command
+          --studio-requests N      requests per studio run at pipeline 1 (default 200000); pipeline 30 runs 10*N
           --quick                  smoke check: 2 rounds, 20000/200000 requests, 50000 keys,
-                                   100000 aof-write requests, a 64 MiB AOF, 20000 diagnostics requests
+                                   100000 aof-write requests, a 64 MiB AOF, 20000 diagnostics and studio requests
           --only set|get           run one redis-benchmark test instead of both
           --server-args "..."      extra arguments for our server, e.g. "--execution-mode inline" or "--shards 1"
           --out PATH               also write the Markdown report to PATH
@@ -100,6 +108,7 @@ public sealed class BenchmarkOptions
     {
         bool requestsGiven = false, pipelinedGiven = false, roundsGiven = false, keysGiven = false, aofRequestsGiven = false, aofLoadGiven = false;
         bool diagnosticsRequestsGiven = false;
+        bool studioRequestsGiven = false;
         bool noMemory = false;
         for (int i = 0; i < args.Length; i++)
         {
@@ -149,6 +158,12 @@ public sealed class BenchmarkOptions
                         return "--diagnostics-requests needs a positive whole number";
                     DiagnosticsRequests = diagnosticsRequests;
                     diagnosticsRequestsGiven = true;
+                    break;
+                case "--studio-requests":
+                    if (!TryPositive(Value(), out long studioRequests))
+                        return "--studio-requests needs a positive whole number";
+                    StudioRequests = studioRequests;
+                    studioRequestsGiven = true;
                     break;
                 case "--rounds":
                     if (!TryPositive(Value(), out long rounds) || rounds > 1000)
@@ -206,6 +221,7 @@ public sealed class BenchmarkOptions
             if (!aofRequestsGiven) AofRequests = 100_000;
             if (!aofLoadGiven) AofLoadMegabytes = 64;
             if (!diagnosticsRequestsGiven) DiagnosticsRequests = 20_000;
+            if (!studioRequestsGiven) StudioRequests = 20_000;
         }
         if (noMemory)
             Suites = Suites.Where(s => s != MemorySuite).ToArray();

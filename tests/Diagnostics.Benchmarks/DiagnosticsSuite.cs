@@ -153,33 +153,8 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
             shippedSettings, offSettings, scraper.Tallies, loadAverageBefore, LoadAverage());
     }
 
-    /// <summary>
-    /// One run of <paramref name="load"/>, with the server's CPU time read just before and just
-    /// after; <paramref name="scraper"/>, when given, watches the server for exactly that long.
-    /// </summary>
     private DiagnosticsSample Measure(ServerUnderTest server, DiagnosticsLoad load, MonitoringScraper? scraper)
-    {
-        TimeSpan cpuBefore = server.CpuTime();
-        scraper?.Start();
-        List<BenchmarkSample> samples;
-        try
-        {
-            samples = RedisBenchmark.RunTests(redisBenchmark, server.Port, load.Tests, load.Pipeline, load.RequestsPerTest);
-        }
-        finally
-        {
-            scraper?.Stop();
-        }
-        TimeSpan cpuAfter = server.CpuTime();
-        server.EnsureRunning();
-        double cpuMicrosPerRequest = (cpuAfter - cpuBefore).TotalMicroseconds / load.Requests;
-        if (!load.IsMixed)
-            return new DiagnosticsSample(samples[0].RequestsPerSecond, samples[0].P50Ms, samples[0].P99Ms, cpuMicrosPerRequest);
-        // redis-benchmark runs the tests one after the other: the load's rate is all its requests
-        // over the sum of the tests' run times.
-        double seconds = samples.Sum(s => load.RequestsPerTest / s.RequestsPerSecond);
-        return new DiagnosticsSample(load.Requests / seconds, null, null, cpuMicrosPerRequest);
-    }
+        => LoadRun.Measure(redisBenchmark, server, load, scraper is null ? null : scraper.Start, scraper is null ? null : scraper.Stop);
 
     /// <summary>
     /// An unmeasured fifth of every load on each server (the shipped one scraped as in the measured

@@ -9,9 +9,9 @@ public sealed record BenchmarkRun(
     IReadOnlyList<ThroughputResult>? Throughput, AllocationProbe? Probe,
     MemoryResult? Memory, bool OursHasUsedMemory,
     IReadOnlyList<AofWriteResult>? AofWrite, AofLoadResult? AofLoad,
-    DiagnosticsSuiteResult? Diagnostics);
+    DiagnosticsSuiteResult? Diagnostics, StudioSuiteResult? Studio);
 
-/// <summary>The results as Markdown: machine, settings, then one section per suite that ran (throughput, memory, AOF write, AOF load, diagnostics).</summary>
+/// <summary>The results as Markdown: machine, settings, then one section per suite that ran (throughput, memory, AOF write, AOF load, diagnostics, studio).</summary>
 public static class MarkdownReport
 {
     public static string Build(MachineInfo machine, BenchmarkOptions options, BenchmarkRun run)
@@ -44,6 +44,8 @@ public static class MarkdownReport
             AofLoad(md, options, aofLoad);
         if (run.Diagnostics is { } diagnostics)
             Diagnostics(md, options, diagnostics);
+        if (run.Studio is { } studio)
+            Studio(md, options, studio);
         return md.ToString();
     }
 
@@ -294,6 +296,49 @@ public static class MarkdownReport
             Line(string.Create(inv,
                 $"| `{tally.Path}` | {tally.Succeeded:N0} | {tally.Failed:N0} | {Statistics.Median(tally.Bytes) / 1024:N1} KiB | {tally.Bytes.Max() / 1024:N1} KiB | " +
                 $"{Statistics.Median(tally.Milliseconds):0.0} ms | {tally.Milliseconds.Max():0.0} ms |"));
+        }
+    }
+
+    private static void Studio(StringBuilder md, BenchmarkOptions options, StudioSuiteResult result)
+    {
+        void Line(string text = "") => md.Append(text).Append('\n');
+        var inv = CultureInfo.InvariantCulture;
+        Line();
+        Line("### Studio cost: dashboards open against none");
+        Line();
+        Line(string.Create(inv, $"Our server (`{result.OursCommandLine}`) under redis-benchmark with {result.Tabs} windows of a real headless chromium {result.BrowserVersion} on the studio's dashboard (ten live charts, figures and findings refreshed every second), ") +
+             $"against the same server with none open, and redis-server (`{result.RedisCommandLine}`) as the reference. The windows open before each run with them and close after it; " +
+             string.Create(inv, $"the load starts {StudioSuite.SettleMillis / 1000} s after every chart drew, so page loads are not what is measured. The browser runs on the same two cores as the server and redis-benchmark, so its drawing competes with both. ") +
+             string.Create(inv, $"Load: `redis-benchmark -t <test> -d {BenchmarkOptions.DataSize} -r {BenchmarkOptions.KeySpace} -c {BenchmarkOptions.Clients} -n <requests> -P <pipeline>`; {options.Rounds} round(s) after a warm-up, the three configurations rotating; medians."));
+        Line();
+        Line(string.Create(inv, $"| Load | Pipeline | Requests | No tabs rps | {result.Tabs} tabs rps | **Tabs/No tabs** | per round: median (range) | ≥ {StudioSuite.ThroughputTarget:0.00} | CPU µs/req no tabs / tabs | Redis rps | Tabs/Redis | Browser main thread per window, ms/s |"));
+        Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: |");
+        int met = 0;
+        foreach (var row in result.Loads)
+        {
+            double none = Statistics.Median(row.NoTabs.Select(s => s.RequestsPerSecond));
+            double tabs = Statistics.Median(row.WithTabs.Select(s => s.RequestsPerSecond));
+            double redis = Statistics.Median(row.Redis.Select(s => s.RequestsPerSecond));
+            double ratio = tabs / none;
+            if (ratio >= StudioSuite.ThroughputTarget)
+                met++;
+            Line(string.Create(inv,
+                $"| {row.Load.Name} | {row.Load.Pipeline} | {row.Load.Requests:N0} | {none:N0} | {tabs:N0} | **{ratio:0.000}** | {PairedRatios(row.WithTabs, row.NoTabs, s => s.RequestsPerSecond)} | {(ratio >= StudioSuite.ThroughputTarget ? "yes" : "no")} | ") +
+                string.Create(inv, $"{Statistics.Median(row.NoTabs.Select(s => s.CpuMicrosPerRequest)):0.000} / {Statistics.Median(row.WithTabs.Select(s => s.CpuMicrosPerRequest)):0.000} | {redis:N0} | {tabs / redis:0.00} | {Statistics.Median(row.BrowserUnderLoad.Select(c => c.TaskMillisPerSecond)):0.0} |"));
+        }
+        Line();
+        Line(string.Create(inv, $"Target Tabs/No tabs ≥ {StudioSuite.ThroughputTarget:0.00} in requests per second: met by {met} of {result.Loads.Count} loads. ") +
+             string.Create(inv, $"Over all loads and rounds, the per-round ratios' median: {Statistics.Median(result.Loads.SelectMany(l => Ratios(l.WithTabs, l.NoTabs, s => s.RequestsPerSecond))):0.000}."));
+        Line();
+        Line(string.Create(inv, $"With no load, over {result.IdleSeconds:0} s: our server used {result.IdleServerNoTabsMillisPerSecond:0.0} ms of CPU per second with no dashboard open and {result.IdleServerMillisPerSecond:0.0} ms/s with {result.Tabs} open. ") +
+             "Each window's renderer main thread (Chrome's Performance domain: TaskDuration, ScriptDuration, LayoutDuration + RecalcStyleDuration), in ms per second of wall time:");
+        Line();
+        Line("| Window | Main thread busy | Script | Layout and style |");
+        Line("| ---: | ---: | ---: | ---: |");
+        for (int i = 0; i < result.IdleBrowser.Count; i++)
+        {
+            var cost = result.IdleBrowser[i];
+            Line(string.Create(inv, $"| {i + 1} | {cost.TaskMillisPerSecond:0.0} ms/s | {cost.ScriptMillisPerSecond:0.0} ms/s | {cost.LayoutAndStyleMillisPerSecond:0.0} ms/s |"));
         }
     }
 

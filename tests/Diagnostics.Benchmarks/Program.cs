@@ -41,7 +41,8 @@ try
         string.Create(CultureInfo.InvariantCulture,
         $"memory: {options.MemoryKeys:N0} keys; aof-write: {options.AofRequests:N0} requests; aof-load: {options.AofLoadMegabytes:N0} MiB; ") +
         string.Create(CultureInfo.InvariantCulture,
-        $"diagnostics: {options.DiagnosticsRequests:N0} requests at -P 1, {options.DiagnosticsRequests * 10:N0} at -P 30"));
+        $"diagnostics: {options.DiagnosticsRequests:N0} requests at -P 1, {options.DiagnosticsRequests * 10:N0} at -P 30; ") +
+        string.Create(CultureInfo.InvariantCulture, $"studio: {options.StudioRequests:N0} requests at -P 1, {options.StudioRequests * 10:N0} at -P 30"));
 
     List<ThroughputResult>? throughput = null;
     AllocationProbe? probe = null;
@@ -86,7 +87,11 @@ try
         ? new DiagnosticsSuite(options, redisServer, redisBenchmark, progress).Run()
         : null;
 
-    var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics);
+    StudioSuiteResult? studio = options.Runs(BenchmarkOptions.StudioSuite)
+        ? new StudioSuite(options, redisServer, redisBenchmark, progress).Run()
+        : null;
+
+    var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics, studio);
     string report = MarkdownReport.Build(machine, options, run);
     Console.WriteLine();
     Console.Write(report);

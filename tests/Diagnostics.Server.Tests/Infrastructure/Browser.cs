@@ -1,41 +1,26 @@
 using OpenQA.Selenium;
+using Diagnostics.Testing;
 using OpenQA.Selenium.Chrome;
 using OpenQA.Selenium.Support.UI;
 
 namespace Diagnostics.Server.Tests.Infrastructure;
 
 /// <summary>
-/// A real headless browser: Debian's chromium driven by Debian's chromedriver (the two always
-/// match versions), through Selenium. A fresh profile and download folder per browser. Missing
-/// packages fail the test with the command that installs them.
+/// A real headless browser for a test (<see cref="HeadlessChromium"/>): a fresh profile and
+/// download folder each, waits, screenshots as artifacts, and the console's errors as failures.
+/// Missing packages fail the test with the command that installs them.
 /// </summary>
 public sealed class Browser : IDisposable
 {
-    private const string ChromiumPath = "/usr/bin/chromium";
-    private const string ChromeDriverPath = "/usr/bin/chromedriver";
-
     private readonly TempDirectory _profile = new();
 
     public Browser(int width = 1280, int height = 1000)
     {
-        if (!File.Exists(ChromiumPath) || !File.Exists(ChromeDriverPath))
-            Assert.Fail($"the browser tests need Debian's chromium and chromedriver ({ChromiumPath}, {ChromeDriverPath}); install them with: sudo apt-get install -y chromium chromium-driver");
+        if (HeadlessChromium.Missing() is { } missing)
+            Assert.Fail($"the browser tests need {missing}");
         Downloads = Path.Combine(_profile.Path, "downloads");
         Directory.CreateDirectory(Downloads);
-        var options = new ChromeOptions { BinaryLocation = ChromiumPath };
-        options.AddArguments(
-            "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
-            $"--user-data-dir={Path.Combine(_profile.Path, "profile")}", $"--window-size={width},{height}");
-        options.AddUserProfilePreference("download.default_directory", Downloads);
-        options.AddUserProfilePreference("download.prompt_for_download", false);
-        options.SetLoggingPreference(LogType.Browser, LogLevel.All);
-        // The driver's path is given, so Selenium Manager never tries to download one.
-        var service = ChromeDriverService.CreateDefaultService(Path.GetDirectoryName(ChromeDriverPath)!, Path.GetFileName(ChromeDriverPath));
-        service.SuppressInitialDiagnosticInformation = true;
-        service.HideCommandPromptWindow = true;
-        Driver = new ChromeDriver(service, options, TimeSpan.FromSeconds(60));
-        Driver.Manage().Timeouts().PageLoad = TimeSpan.FromSeconds(30);
+        Driver = HeadlessChromium.Start(Path.Combine(_profile.Path, "profile"), Downloads, width, height);
     }
 
     public ChromeDriver Driver { get; }

@@ -1,0 +1,123 @@
+using System.Diagnostics;
+using System.Globalization;
+
+namespace Diagnostics.Benchmarks;
+
+/// <summary>All rounds of one load: our server with no studio open, with <see cref="StudioSuite.Tabs"/> dashboards open, and redis-server.</summary>
+public sealed class StudioResult(DiagnosticsLoad load)
+{
+    public DiagnosticsLoad Load { get; } = load;
+    public List<DiagnosticsSample> NoTabs { get; } = [];
+    public List<DiagnosticsSample> WithTabs { get; } = [];
+    public List<DiagnosticsSample> Redis { get; } = [];
+    /// <summary>Every dashboard window's main-thread cost during the runs with tabs, one per window per run.</summary>
+    public List<BrowserCost> BrowserUnderLoad { get; } = [];
+
+    public List<DiagnosticsSample> SamplesOf(string configuration) => configuration switch
+    {
+        StudioSuite.NoTabs => NoTabs,
+        StudioSuite.WithTabs => WithTabs,
+        _ => Redis,
+    };
+}
+
+public sealed record StudioSuiteResult(
+    IReadOnlyList<StudioResult> Loads, int Tabs, string BrowserVersion,
+    IReadOnlyList<BrowserCost> IdleBrowser, double IdleSeconds, double IdleServerMillisPerSecond, double IdleServerNoTabsMillisPerSecond,
+    string OursCommandLine, string RedisCommandLine);
+
+/// <summary>
+/// The cost of the studio: our server's throughput and CPU per request under redis-benchmark with
+/// <see cref="Tabs"/> browser windows on the dashboard (every chart live) against none, redis-server
+/// as the reference, the three alternating within each round in a rotating order. Then, with no
+/// load, what the open dashboards cost the server and each browser window's main thread.
+/// </summary>
+public sealed class StudioSuite(BenchmarkOptions options, string redisServer, string redisBenchmark, TextWriter progress)
+{
+    public const string NoTabs = "no-tabs";
+    public const string WithTabs = "tabs";
+    public const string Redis = "redis";
+    public static readonly string[] Configurations = [NoTabs, WithTabs, Redis];
+    public const int Tabs = 3;
+    /// <summary>The target for with-tabs/no-tabs requests per second.</summary>
+    public const double ThroughputTarget = 0.97;
+    /// <summary>After the windows open, before the load starts: their page loads are not what is measured.</summary>
+    public const int SettleMillis = 3000;
+    public const int IdleSeconds = 20;
+
+    public StudioSuiteResult Run()
+    {
+        long requests = options.StudioRequests;
+        var results = new List<StudioResult>
+        {
+            new(new DiagnosticsLoad("SET", ["set"], 1, requests)),
+            new(new DiagnosticsLoad("GET", ["get"], 1, requests)),
+            new(new DiagnosticsLoad("SET", ["set"], 30, requests * 10)),
+            new(new DiagnosticsLoad("GET", ["get"], 30, requests * 10)),
+        };
+        using var ours = ServerUnderTest.StartOurs(options.ServerArgs);
+        using var redis = ServerUnderTest.StartRedis(redisServer);
+        int httpPort = ours.HttpPort ?? throw new HarnessException("our server was started without an HTTP port");
+        using var tabs = new StudioTabs(httpPort);
+        progress.WriteLine($"studio: ours on port {ours.Port} (HTTP {httpPort}), redis on port {redis.Port}, chromium {tabs.BrowserVersion}");
+
+        // Warm-up: the JIT reaches the studio's rendering and the RESP path, every key space fills.
+        tabs.Open(Tabs);
+        foreach (var result in results)
+            RedisBenchmark.RunTests(redisBenchmark, ours.Port, result.Load.Tests, result.Load.Pipeline, Math.Max(1_000, result.Load.RequestsPerTest / 5));
+        tabs.CloseAll();
+        foreach (var result in results)
+            RedisBenchmark.RunTests(redisBenchmark, redis.Port, result.Load.Tests, result.Load.Pipeline, Math.Max(1_000, result.Load.RequestsPerTest / 5));
+
+        for (int round = 1; round <= options.Rounds; round++)
+        {
+            foreach (var result in results)
+            {
+                for (int i = 0; i < Configurations.Length; i++)
+                {
+                    string configuration = Configurations[(round - 1 + i) % Configurations.Length];
+                    DiagnosticsSample sample;
+                    if (configuration == WithTabs)
+                    {
+                        tabs.Open(Tabs);
+                        Thread.Sleep(SettleMillis);
+                        List<(double, double, double)>? before = null, after = null;
+                        var clock = new Stopwatch();
+                        sample = LoadRun.Measure(redisBenchmark, ours, result.Load,
+                            () => { before = tabs.ReadDurations(); clock.Start(); },
+                            () => { clock.Stop(); after = tabs.ReadDurations(); });
+                        result.BrowserUnderLoad.AddRange(StudioTabs.Costs(before!, after!, clock.Elapsed.TotalSeconds));
+                        tabs.CloseAll();
+                    }
+                    else
+                    {
+                        sample = LoadRun.Measure(redisBenchmark, configuration == Redis ? redis : ours, result.Load);
+                    }
+                    result.SamplesOf(configuration).Add(sample);
+                    progress.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                        $"round {round}/{options.Rounds}  {result.Load.Name,-5} -P {result.Load.Pipeline,-2}  {configuration,-8} {sample.RequestsPerSecond,12:N0} rps  {sample.CpuMicrosPerRequest,7:0.000} us CPU/req"));
+                }
+            }
+        }
+
+        progress.WriteLine($"studio: idle, {IdleSeconds} s without then with {Tabs} dashboards open...");
+        TimeSpan cpu0 = ours.CpuTime();
+        Thread.Sleep(TimeSpan.FromSeconds(IdleSeconds));
+        TimeSpan cpu1 = ours.CpuTime();
+        tabs.Open(Tabs);
+        Thread.Sleep(SettleMillis);
+        var idleBefore = tabs.ReadDurations();
+        TimeSpan cpu2 = ours.CpuTime();
+        var idleClock = Stopwatch.StartNew();
+        Thread.Sleep(TimeSpan.FromSeconds(IdleSeconds));
+        var idleAfter = tabs.ReadDurations();
+        TimeSpan cpu3 = ours.CpuTime();
+        double idleSeconds = idleClock.Elapsed.TotalSeconds;
+        var idleBrowser = StudioTabs.Costs(idleBefore, idleAfter, idleSeconds);
+        tabs.CloseAll();
+        ours.EnsureRunning();
+        return new StudioSuiteResult(results, Tabs, tabs.BrowserVersion, idleBrowser, idleSeconds,
+            (cpu3 - cpu2).TotalMilliseconds / idleSeconds, (cpu1 - cpu0).TotalMilliseconds / IdleSeconds,
+            ours.DisplayCommandLine, redis.DisplayCommandLine);
+    }
+}
