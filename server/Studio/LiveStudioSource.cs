@@ -37,7 +37,24 @@ public sealed class LiveStudioSource(DataServer server, LiveHistoryFeed feed) : 
     public RuntimeReport? Runtime() => RuntimeView.Build();
     public EnvironmentReport? Environment() => EnvironmentView.Build();
     public IReadOnlyDictionary<string, string> Config() => HttpApi.RedactedConfig(server);
-    public DoctorReport Doctor() => DoctorView.Examine(server);
+    /// <summary>
+    /// The rules read the whole hour of history: open tabs asking within the same second share one
+    /// examination (a race only means one examination too many).
+    /// </summary>
+    public DoctorReport Doctor()
+    {
+        long now = System.Environment.TickCount64;
+        if (_doctor is { } cached && now - cached.At < DoctorReuseMillis)
+            return cached.Report;
+        var report = DoctorView.Examine(server);
+        _doctor = new CachedReport(now, report);
+        return report;
+    }
+
+    private const long DoctorReuseMillis = 1000;
+    private volatile CachedReport? _doctor;
+
+    private sealed record CachedReport(long At, DoctorReport Report);
 
     public bool KillClient(long id)
     {
