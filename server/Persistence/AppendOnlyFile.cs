@@ -237,6 +237,10 @@ public sealed partial class AppendOnlyFile : IDisposable
     private SyncOutcome? _syncDone;      // under _gate: for the writer
     private SyncRequest? _syncInFlight;  // writer only
 
+    /// <summary>What the AOF threads show as their in-flight work (/api/inflight, the studio).</summary>
+    public const string InFlightAofWrite = "aof write";
+    public const string InFlightAofFsync = "aof fsync";
+
     private void SyncerLoop()
     {
         Memory.TrackedAllocator.NameCurrentThread("aof fsync");
@@ -254,6 +258,8 @@ public sealed partial class AppendOnlyFile : IDisposable
             }
             long started = Stopwatch.GetTimestamp();
             DiskFileException? error = null;
+            var slot = ThreadCounters.Current.InFlight;
+            slot.Begin(InFlightAofFsync);
             try
             {
                 request.File.Sync(DiskIoPurpose.AofFsync);
@@ -261,6 +267,10 @@ public sealed partial class AppendOnlyFile : IDisposable
             catch (DiskFileException ex)
             {
                 error = ex;
+            }
+            finally
+            {
+                slot.End();
             }
             lock (_gate)
             {
@@ -560,16 +570,27 @@ public sealed partial class AppendOnlyFile : IDisposable
             return;
         }
         int written = 0;
+        // Marked as in-flight work on the writer's own thread only: a connection writing here
+        // (TryWriteNow) is inside its command's slot, which this must not overwrite.
+        var slot = Thread.CurrentThread == _writer ? ThreadCounters.Current.InFlight : null;
         try
         {
-            for (; written < _pending.Count; written++)
+            slot?.Begin(InFlightAofWrite);
+            try
             {
-                var pending = _pending[written];
-                long writeStarted = Stopwatch.GetTimestamp();
-                _incr.Write(pending.Buffer.Span, _incrLength, DiskIoPurpose.AofWrite);
-                RecordWriteLatency(Stopwatch.GetTimestamp() - writeStarted);
-                _incrLength += pending.Buffer.Length;
-                _unsynced.Add(pending);
+                for (; written < _pending.Count; written++)
+                {
+                    var pending = _pending[written];
+                    long writeStarted = Stopwatch.GetTimestamp();
+                    _incr.Write(pending.Buffer.Span, _incrLength, DiskIoPurpose.AofWrite);
+                    RecordWriteLatency(Stopwatch.GetTimestamp() - writeStarted);
+                    _incrLength += pending.Buffer.Length;
+                    _unsynced.Add(pending);
+                }
+            }
+            finally
+            {
+                slot?.End();
             }
             _pending.Clear();
             if (written > 0 && Policy != FsyncPolicy.Always)
@@ -588,7 +609,15 @@ public sealed partial class AppendOnlyFile : IDisposable
             if (sync)
             {
                 long started = Stopwatch.GetTimestamp();
-                _incr.Sync(DiskIoPurpose.AofFsync);
+                slot?.Begin(InFlightAofFsync);
+                try
+                {
+                    _incr.Sync(DiskIoPurpose.AofFsync);
+                }
+                finally
+                {
+                    slot?.End();
+                }
                 if (policy == FsyncPolicy.Always)
                     _server.LatencyMonitor.RecordSince(LatencyEvents.AofFsyncAlways, started);
                 _lastSyncMicros = (long)Stopwatch.GetElapsedTime(started).TotalMicroseconds;
