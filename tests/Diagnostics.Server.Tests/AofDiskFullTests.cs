@@ -17,18 +17,7 @@ public sealed class AofDiskFullTests : IDisposable
     private const int MaxWrites = 1000;
     private const string DiskFullError = "MISCONF Errors writing to the AOF file: No space left on device";
 
-    private readonly TempDirectory _mountPoint = new("aof-disk-full-");
-
-    public AofDiskFullTests()
-    {
-        var mount = ExternalTool.Run("mount", "mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", _mountPoint.Path], timeoutMs: 30_000);
-        if (mount.ExitCode != 0)
-        {
-            _mountPoint.Dispose();
-            Assert.Fail($"mounting a 4 MB tmpfs on {_mountPoint.Path} failed (exit {mount.ExitCode}): {mount.StandardError.Trim()}. "
-                + "This test needs root (CAP_SYS_ADMIN) to mount a small file system it can fill; run the tests as root.");
-        }
-    }
+    private readonly TmpfsMount _mountPoint = new("4m", "aof-disk-full-");
 
     [Theory]
     [InlineData("always")]
@@ -228,10 +217,5 @@ public sealed class AofDiskFullTests : IDisposable
         }
     }
 
-    public void Dispose()
-    {
-        // Lazy: a server that outlived a failed test still holds files there.
-        ExternalTool.Run("umount", "mount", ["-l", _mountPoint.Path], timeoutMs: 30_000);
-        _mountPoint.Dispose();
-    }
+    public void Dispose() => _mountPoint.Dispose();
 }

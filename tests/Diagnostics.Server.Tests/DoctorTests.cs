@@ -12,20 +12,9 @@ namespace Diagnostics.Server.Tests;
 /// </summary>
 public sealed class DoctorTests
 {
-    private static DoctorReport Examine(ServerProcess server)
-    {
-        using var api = new ApiClient(server.HttpPort);
-        return api.Get("/api/doctor", ContractsJson.Default.DoctorReport);
-    }
+    private static DoctorReport Examine(ServerProcess server) => DoctorProbe.Examine(server);
 
-    private static Finding Expect(ServerProcess server, string rule)
-    {
-        Finding? found = null;
-        Poll.Until(() => (found = Examine(server).Findings.FirstOrDefault(f => f.Rule == rule)) is not null, $"the doctor to report {rule}");
-        Assert.False(string.IsNullOrWhiteSpace(found!.Seen));
-        Assert.False(string.IsNullOrWhiteSpace(found.Advice));
-        return found;
-    }
+    private static Finding Expect(ServerProcess server, string rule) => DoctorProbe.Expect(server, rule);
 
     [Fact]
     public void MemoryNearMaxmemoryIsReported()

@@ -41,11 +41,23 @@ public sealed class ServerProcess : IDisposable
     /// <summary>Starts a server with the given extra arguments (redis-server style "--name value").</summary>
     public static ServerProcess Start(params string[] arguments) => StartWith(null, arguments);
 
+    /// <summary>
+    /// Starts a server with extra environment variables (the runtime's DOTNET_* knobs, as an
+    /// operator sets them in a service unit) and the given arguments.
+    /// </summary>
+    public static ServerProcess StartWithEnvironment(IReadOnlyDictionary<string, string> environment, params string[] arguments)
+        => StartWith(null, arguments, environment);
+
     /// <summary>Starts a server from a config file (first argument, as redis-server takes it) plus options.</summary>
-    public static ServerProcess StartWith(string? configFile, params string[] arguments)
+    public static ServerProcess StartWith(string? configFile, params string[] arguments) => StartWith(configFile, arguments, null);
+
+    private static ServerProcess StartWith(string? configFile, string[] arguments, IReadOnlyDictionary<string, string>? environment)
     {
         int port = FreePort();
         var info = ServerStartInfo();
+        if (environment is not null)
+            foreach (var (name, value) in environment)
+                info.Environment[name] = value;
         if (configFile is not null)
             info.ArgumentList.Add(configFile);
         bool hasPort = false;

@@ -1,0 +1,81 @@
+using Diagnostics.Contracts;
+using Diagnostics.Server.Tests.Infrastructure;
+
+namespace Diagnostics.Server.Tests;
+
+/// <summary>
+/// The doctor's persistence rules fired by real disks misbehaving under a real server: a device
+/// whose fsync is slow (a FUSE pass-through that delays fsync), and a device that fills up (a
+/// small tmpfs).
+/// </summary>
+public sealed class DoctorDiskTests
+{
+    [Fact]
+    public void SlowFsyncUnderAppendfsyncAlwaysIsAWarning()
+    {
+        using var disk = new SlowFsyncMount(delayMs: 80);
+        using var server = ServerProcess.Start("--dir", disk.Path, "--appendonly", "yes", "--appendfsync", "always");
+        using var c = server.Connect();
+        for (int i = 0; i < 12; i++)
+            RespAssert.Ok(c.Call("SET", "durable:" + i, "v"));
+
+        var finding = DoctorProbe.Expect(server, "fsync-latency");
+        Assert.Equal(FindingSeverity.Warning, finding.Severity);
+        Assert.Equal("persistence", finding.Area);
+        Assert.Contains("appendfsync always", finding.Seen);
+        // Every acknowledged write waited for one fsync of at least 80 ms: the 99th percentile's
+        // power-of-two bucket is 2^17 µs (131 ms); the base file's fsync at start adds one or two.
+        Assert.Equal("131072", finding.Evidence["p99_us"]);
+        Assert.True(long.Parse(finding.Evidence["fsyncs"]) >= 12, $"fsyncs: {finding.Evidence["fsyncs"]}");
+        Assert.Equal(MetricNames.FsyncMaxMicros, finding.Chart);
+    }
+
+    [Fact]
+    public void FastFsyncIsNotReported()
+    {
+        using var dir = new TempDirectory();
+        using var server = ServerProcess.Start("--dir", dir.Path, "--appendonly", "yes", "--appendfsync", "always");
+        using var c = server.Connect();
+        for (int i = 0; i < 12; i++)
+            RespAssert.Ok(c.Call("SET", "durable:" + i, "v"));
+        Assert.True(InfoFields.GetInt64(c, "persistence", "aof_enabled") == 1);
+        DoctorProbe.AssertAbsent(server, "fsync-latency");
+    }
+
+    [Fact]
+    public void FullDiskUnderTheAofIsCriticalUntilSpaceIsFreed()
+    {
+        using var disk = new TmpfsMount("2m", "doctor-disk-full-");
+        string filler = Path.Combine(disk.Path, "filler");
+        File.WriteAllBytes(filler, new byte[512 * 1024]);
+        using var server = ServerProcess.Start("--dir", disk.Path, "--appendonly", "yes", "--appendfsync", "always");
+        using var c = server.Connect();
+        DoctorProbe.AssertAbsent(server, "aof-write-error");
+
+        // The write whose bytes hit the full disk waits for its reply until they are durable,
+        // so the filling client runs on a thread of its own while the test looks at the doctor.
+        bool full = false;
+        var filling = new Thread(() =>
+        {
+            using var writer = server.Connect();
+            string value = new('f', 8 * 1024);
+            for (int i = 0; i < 400 && !Volatile.Read(ref full) && writer.Call("SET", "fill:" + i, value).Text == "OK"; i++)
+            {
+            }
+        }) { IsBackground = true };
+        filling.Start();
+
+        var finding = DoctorProbe.Expect(server, "aof-write-error");
+        Volatile.Write(ref full, true);
+        Assert.Equal(FindingSeverity.Critical, finding.Severity);
+        Assert.Equal("err", finding.Evidence["aof_last_write_status"]);
+        Assert.Contains("No space left on device", finding.Evidence["aof_last_write_error"]);
+        RespAssert.ErrorStartsWith("MISCONF Errors writing to the AOF file: No space left on device", c.Call("SET", "refused", "x"));
+
+        // The server retries every second; with room again the writes resume and the finding goes.
+        File.Delete(filler);
+        Poll.Until(() => DoctorProbe.Examine(server).Findings.All(f => f.Rule != "aof-write-error"), "the finding to go once the disk has room", timeoutMs: 15_000);
+        RespAssert.Ok(c.Call("SET", "after", "room"));
+        Assert.True(filling.Join(15_000), "the write waiting on the full disk was not answered once there was room");
+    }
+}

@@ -1,0 +1,95 @@
+using Diagnostics.Contracts;
+using Diagnostics.Server.Tests.Infrastructure;
+
+namespace Diagnostics.Server.Tests;
+
+/// <summary>
+/// The doctor's runtime and host rules fired by real conditions in a real server process: GC
+/// pauses from a garbage-heavy load on a tight young generation, a thread pool blocked by long
+/// commands, and an open-files limit lowered under the running process.
+/// </summary>
+public sealed class DoctorRuntimeTests
+{
+    [Fact]
+    public void GarbageHeavyLoadOnATinyYoungGenerationShowsGcPauses()
+    {
+        // INFO builds its reply as text (it is not on the data path); a 64 KB gen0 budget, as a
+        // memory-starved container might end up with, turns that into hundreds of GCs a second.
+        using var server = ServerProcess.StartWithEnvironment(new Dictionary<string, string> { ["DOTNET_GCgen0size"] = "0x10000" });
+        DoctorProbe.AssertAbsent(server, "gc-pauses");
+        using (BackgroundLoad.Command(server.Port, 4, "INFO", "all"))
+        {
+            var finding = DoctorProbe.Expect(server, "gc-pauses", timeoutMs: 30_000);
+            Assert.Equal("runtime", finding.Area);
+            Assert.Equal(MetricNames.GcPauseMillisPerSecond, finding.Chart);
+            double worst = double.Parse(finding.Evidence["pause_ms_per_s_max"], System.Globalization.CultureInfo.InvariantCulture);
+            double average = double.Parse(finding.Evidence["pause_ms_per_s_avg"], System.Globalization.CultureInfo.InvariantCulture);
+            Assert.True(worst >= 200 || average >= 20, $"pauses {average} ms/s on average, {worst} at worst");
+        }
+        using var c = server.Connect();
+        Assert.True(InfoFields.GetInt64(c, "memory", "gc_gen0_collections") > 100);
+    }
+
+    [Fact]
+    public void CommandsBlockingThePoolShowThreadPoolStarvation()
+    {
+        // DEBUG SLEEP holds every shard, as in Redis; each waiting client's command then blocks
+        // a pool thread on the shards, and the runtime adds threads slower than work arrives.
+        using var server = ServerProcess.Start();
+        DoctorProbe.AssertAbsent(server, "threadpool-starvation");
+        var sleepers = new Thread[12];
+        var failures = new System.Collections.Concurrent.ConcurrentQueue<string>();
+        for (int i = 0; i < sleepers.Length; i++)
+        {
+            sleepers[i] = new Thread(() =>
+            {
+                using var c = server.Connect();
+                var reply = c.Call("DEBUG", "SLEEP", "0.8");
+                if (reply.Text != "OK")
+                    failures.Enqueue(reply.ToString());
+            }) { IsBackground = true };
+            sleepers[i].Start();
+        }
+        foreach (var sleeper in sleepers)
+            Assert.True(sleeper.Join(60_000), "a DEBUG SLEEP client did not finish within a minute");
+        Assert.Empty(failures);
+
+        var finding = DoctorProbe.Expect(server, "threadpool-starvation");
+        Assert.Equal("runtime", finding.Area);
+        Assert.True(int.Parse(finding.Evidence["seconds_queued"]) >= 5, finding.Seen);
+        Assert.True(double.Parse(finding.Evidence["max_queue_length"], System.Globalization.CultureInfo.InvariantCulture) >= 1, finding.Seen);
+    }
+
+    [Fact]
+    public void OpenFilesNearTheLimitAreReported()
+    {
+        using var server = ServerProcess.Start();
+        DoctorProbe.AssertAbsent(server, "resource-limits");
+        var clients = new RespClient[4];
+        try
+        {
+            for (int i = 0; i < clients.Length; i++)
+            {
+                clients[i] = server.Connect();
+                Assert.Equal("PONG", clients[i].Call("PING").Text);
+            }
+
+            // What an operator's too-small LimitNOFILE does, applied to the running process.
+            int open = Directory.GetFileSystemEntries($"/proc/{server.Pid}/fd").Length;
+            int limit = open + 4;
+            var prlimit = ExternalTool.Run("prlimit", "util-linux", ["--pid", server.Pid.ToString(), $"--nofile={limit}:{limit}"]);
+            Assert.True(prlimit.ExitCode == 0, $"prlimit failed: {prlimit.StandardError}");
+
+            var finding = DoctorProbe.Expect(server, "resource-limits");
+            Assert.Equal("clients", finding.Area);
+            Assert.Equal(limit.ToString(), finding.Evidence["max_fds"]);
+            Assert.True(long.Parse(finding.Evidence["open_fds"]) >= open - 2, finding.Seen);
+            Assert.Equal(MetricNames.ConnectedClients, finding.Chart);
+        }
+        finally
+        {
+            foreach (var c in clients)
+                c?.Dispose();
+        }
+    }
+}

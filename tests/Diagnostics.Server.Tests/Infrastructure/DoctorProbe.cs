@@ -1,0 +1,35 @@
+using Diagnostics.Contracts;
+
+namespace Diagnostics.Server.Tests.Infrastructure;
+
+/// <summary>Asks a real server's doctor (GET /api/doctor), as the studio and an operator's script do.</summary>
+public static class DoctorProbe
+{
+    public static DoctorReport Examine(ServerProcess server)
+    {
+        using var api = new ApiClient(server.HttpPort);
+        return api.Get("/api/doctor", ContractsJson.Default.DoctorReport);
+    }
+
+    /// <summary>Waits until the doctor reports <paramref name="rule"/>; the finding says what was seen and what to do.</summary>
+    public static Finding Expect(ServerProcess server, string rule, int timeoutMs = 10_000)
+    {
+        Finding? found = null;
+        Poll.Until(() => (found = Find(Examine(server), rule)) is not null, $"the doctor to report {rule}", timeoutMs);
+        Assert.False(string.IsNullOrWhiteSpace(found!.Seen));
+        Assert.False(string.IsNullOrWhiteSpace(found.Advice));
+        Assert.False(string.IsNullOrWhiteSpace(found.Title));
+        return found;
+    }
+
+    public static void AssertAbsent(ServerProcess server, string rule)
+        => Assert.True(Find(Examine(server), rule) is null, $"the doctor reported {rule} before the condition was induced");
+
+    private static Finding? Find(DoctorReport report, string rule)
+    {
+        foreach (var finding in report.Findings)
+            if (finding.Rule == rule)
+                return finding;
+        return null;
+    }
+}
