@@ -31,6 +31,8 @@ public static class MetricNames
     public const string ManagedAllocatedBytesPerSecond = "managed_allocated_bytes_per_sec";
     public const string DiskWriteBytesPerSecond = "disk_write_bytes_per_sec";
     public const string DiskReadBytesPerSecond = "disk_read_bytes_per_sec";
+    /// <summary>Disk bytes per second for one purpose, as INFO diskio names it: "disk_bytes_per_sec.aof_write".</summary>
+    public const string DiskBytesPerSecondPurposePrefix = "disk_bytes_per_sec.";
     public const string FsyncsPerSecond = "fsyncs_per_sec";
     /// <summary>The slowest fsync (or fdatasync) completed in the interval.</summary>
     public const string FsyncMaxMicros = "fsync_max_usec";

@@ -138,16 +138,25 @@ public static class ServerSampleSources
         };
     }
 
-    /// <summary>Disk bytes read and written, fsyncs, and the slowest fsync of the interval (from the histograms' change).</summary>
+    /// <summary>
+    /// Disk bytes read and written, in all and by purpose (the purposes that move bytes: AOF
+    /// appends, rewrite, load, manifest), fsyncs, and the slowest fsync of the interval (from the
+    /// histograms' change).
+    /// </summary>
     private static Action<SampleWriter> DiskSource()
     {
         long[] previousFsync = new long[LatencyHistogram.BucketCount];
+        var purposeSeries = new Dictionary<DiskIoPurpose, string>();
+        foreach (var purpose in (DiskIoPurpose[])[DiskIoPurpose.AofWrite, DiskIoPurpose.RewriteRead, DiskIoPurpose.RewriteWrite, DiskIoPurpose.LoadRead, DiskIoPurpose.Manifest])
+            purposeSeries[purpose] = MetricNames.DiskBytesPerSecondPurposePrefix + DiskIoInfo.Name(purpose);
         return writer =>
         {
             long read = 0, written = 0;
             var totals = DiskIo.Totals();
             foreach (var (purpose, stats) in totals)
             {
+                if (purposeSeries.TryGetValue(purpose, out string? series))
+                    writer.Rate(series, stats.Bytes);
                 if (DiskIo.IsRead(purpose))
                     read += stats.Bytes;
                 else

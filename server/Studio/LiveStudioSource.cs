@@ -3,6 +3,7 @@ using Diagnostics.Server.Api;
 using Diagnostics.Server.Diagnostics.Package;
 using Diagnostics.Server.Diagnostics.Views;
 using Diagnostics.Studio.Sources;
+using Microsoft.Extensions.Logging;
 
 namespace Diagnostics.Server.Studio;
 
@@ -10,7 +11,7 @@ namespace Diagnostics.Server.Studio;
 /// The studio's view of this server: the same contract views the HTTP API serves and the debug
 /// package holds, built in-process on request (no HTTP, no JSON in between).
 /// </summary>
-public sealed class LiveStudioSource(DataServer server, LiveHistoryFeed feed) : IStudioSource, IServerControl
+public sealed class LiveStudioSource(DataServer server, LiveHistoryFeed feed, ILogger<LiveStudioSource> log) : IStudioSource, IServerControl
 {
     public SourceDescription Description { get; } =
         new(SourceKind.Live, System.Environment.MachineName, System.Environment.ProcessId, DebugPackageBuilder.ProductVersion);
@@ -60,6 +61,8 @@ public sealed class LiveStudioSource(DataServer server, LiveHistoryFeed feed) : 
     {
         if (server.Clients.Find(id) is not { } client)
             return false;
+        // A change made from the browser leaves a trace in the log (and the debug package's log ring).
+        log.LogWarning("Client id={Id} addr={Address} killed from the studio", id, client.Address);
         client.Kill();
         return true;
     }

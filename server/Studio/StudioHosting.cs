@@ -18,7 +18,7 @@ public static class StudioHosting
         // only: nothing secret is written to disk, and a restart simply asks people to log in again.
         services.AddDataProtection().UseEphemeralDataProtectionProvider();
         services.AddSingleton(_ => new LiveHistoryFeed(server.Sampler));
-        services.AddSingleton<IStudioSource>(provider => new LiveStudioSource(server, provider.GetRequiredService<LiveHistoryFeed>()));
+        services.AddSingleton<IStudioSource>(provider => new LiveStudioSource(server, provider.GetRequiredService<LiveHistoryFeed>(), provider.GetRequiredService<ILogger<LiveStudioSource>>()));
         services.AddSingleton<PackageLibrary>();
         services.AddSingleton<IStudioAccess>(new StudioAccess(server.Config));
         services.AddAuthentication(StudioLogin.Scheme).AddCookie(StudioLogin.Scheme, cookie =>

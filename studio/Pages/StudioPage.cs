@@ -31,10 +31,12 @@ public abstract class StudioPage : ComponentBase, IDisposable
     /// </summary>
     protected abstract void Refresh(MetricHistory recent);
 
+    // Paused, the page keeps reading (so nothing is missing on resume) but holds still on screen.
     private void OnTicked(MetricHistory points)
     {
         Refresh(points);
-        StateHasChanged();
+        if (!Board.Paused)
+            StateHasChanged();
     }
 
     public virtual void Dispose()

@@ -51,7 +51,10 @@ public sealed class FixedStudioSource : IStudioSource, IHistoryFeed
     public DoctorReport Doctor() => DoctorReport;
 
     /// <summary>A history of <paramref name="seconds"/> one-second samples ending now, each series given as a function of the sample's index.</summary>
-    public static MetricHistory MakeHistory(int seconds, params (string Name, Func<int, double> Value)[] series)
+    public static MetricHistory MakeHistory(int seconds, params (string Name, Func<int, double> Value)[] series) => MakeHistory(seconds, [], series);
+
+    /// <summary>As above, with per-thread histories (each figure a function of the sample's index).</summary>
+    public static MetricHistory MakeHistory(int seconds, IReadOnlyList<(int Tid, string Name, string Role, Func<int, float> Cpu, Func<int, float> Tracked)> threads, params (string Name, Func<int, double> Value)[] series)
     {
         long end = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         var times = new long[seconds];
@@ -65,6 +68,18 @@ public sealed class FixedStudioSource : IStudioSource, IHistoryFeed
                 column[i] = value(i);
             values[name] = column;
         }
-        return new MetricHistory { IntervalMillis = 1000, Times = times, Series = values };
+        var threadHistories = new List<ThreadHistory>();
+        foreach (var (tid, name, role, cpu, tracked) in threads)
+        {
+            var cpuValues = new float[seconds];
+            var trackedValues = new float[seconds];
+            for (int i = 0; i < seconds; i++)
+            {
+                cpuValues[i] = cpu(i);
+                trackedValues[i] = tracked(i);
+            }
+            threadHistories.Add(new ThreadHistory(tid, name, role, cpuValues, trackedValues, new float[seconds], new float[seconds]));
+        }
+        return new MetricHistory { IntervalMillis = 1000, Times = times, Series = values, Threads = threadHistories };
     }
 }

@@ -1,0 +1,95 @@
+using Bunit;
+using Diagnostics.Contracts;
+using Diagnostics.Studio.Pages;
+using Diagnostics.Studio.Sources;
+
+namespace Diagnostics.Server.Tests.Studio;
+
+/// <summary>The Clients page with fixed data: filtering, sorting, and killing a client only after a confirmation.</summary>
+public sealed class ClientsComponentTests
+{
+    /// <summary>Records what the page asked the server to do; the browser test kills a real connection.</summary>
+    private sealed class RecordingControl : IServerControl
+    {
+        public List<long> Killed { get; } = [];
+
+        public bool KillClient(long id)
+        {
+            Killed.Add(id);
+            return true;
+        }
+    }
+
+    private static FixedStudioSource Source(IServerControl? control, bool live = true) => new()
+    {
+        Live = live,
+        Control = control,
+        ClientList =
+        [
+            new ClientSnapshot { Id = 3, Address = "127.0.0.1:50001", LocalAddress = "127.0.0.1:6379", Name = "billing", LastCommand = "get", OutputMemoryBytes = 4 << 20, LibraryName = "redis-py", LibraryVersion = "5.0" },
+            new ClientSnapshot { Id = 5, Address = "127.0.0.1:50002", LocalAddress = "127.0.0.1:6379", Name = "", LastCommand = "set", NetInputBytes = 900 },
+            new ClientSnapshot { Id = 9, Address = "10.0.0.8:41000", LocalAddress = "10.0.0.1:6379", Name = "reports", LastCommand = "client|list" },
+        ],
+    };
+
+    [Fact]
+    public void FilterMatchesEveryWordInAnyTextColumn()
+    {
+        var source = Source(null);
+        using var context = StudioRendering.Context(source);
+        var page = context.Render<Clients>(source);
+        Assert.Equal(["3", "5", "9"], Ids(page));
+
+        page.Find("#client-filter").Input("127.0.0.1");
+        Assert.Equal(["3", "5"], Ids(page));
+        page.Find("#client-filter").Input("redis-py GET");
+        Assert.Equal(["3"], Ids(page));
+        page.Find("#client-filter").Input("nothing-like-this");
+        Assert.Empty(Ids(page));
+        Assert.Contains("0 of 3 connections", page.Find(".toolbar [role=status]").TextContent);
+    }
+
+    [Fact]
+    public void SortsByOutputBufferBiggestFirst()
+    {
+        var source = Source(null);
+        using var context = StudioRendering.Context(source);
+        var page = context.Render<Clients>(source);
+        page.FindAll("thead th button").Single(b => b.TextContent.StartsWith("Output buffer")).Click();
+        Assert.Equal("3", Ids(page)[0]);
+        Assert.Contains("warn", page.Find("tr[data-client-id='3'] td.num.warn").ClassName);
+    }
+
+    [Fact]
+    public void KillAsksFirstThenClosesTheConnection()
+    {
+        var control = new RecordingControl();
+        var source = Source(control);
+        using var context = StudioRendering.Context(source);
+        var page = context.Render<Clients>(source);
+
+        page.Find("tr[data-client-id='5'] button.kill").Click();
+        Assert.Empty(control.Killed);
+        Assert.Contains("Close connection 5?", page.Find("tr[data-client-id='5'] .actions").TextContent);
+        page.FindAll("tr[data-client-id='5'] .actions button").Single(b => b.TextContent == "Cancel").Click();
+        Assert.Empty(control.Killed);
+
+        page.Find("tr[data-client-id='5'] button.kill").Click();
+        page.Find("tr[data-client-id='5'] button.confirm-kill").Click();
+        Assert.Equal([5L], control.Killed);
+        Assert.Contains("Client 5 (127.0.0.1:50002) was disconnected.", page.Find("p.notice").TextContent);
+    }
+
+    [Fact]
+    public void APackageCannotKill()
+    {
+        var source = Source(null, live: false);
+        using var context = StudioRendering.Context(source);
+        var page = context.Render<Clients>(source);
+        Assert.Equal(3, Ids(page).Length);
+        Assert.Empty(page.FindAll("button.kill"));
+    }
+
+    private static string[] Ids(IRenderedComponent<Microsoft.AspNetCore.Components.IComponent> page) =>
+        [.. page.FindAll("table.clients tbody tr").Select(r => r.GetAttribute("data-client-id")!)];
+}

@@ -1,0 +1,65 @@
+using Bunit;
+using Diagnostics.Contracts;
+using Diagnostics.Studio.Pages;
+using CommandsPage = Diagnostics.Studio.Pages.Commands;
+
+namespace Diagnostics.Server.Tests.Studio;
+
+/// <summary>The Commands page with fixed data: commandstats sorted, a command's latency histogram, the slow log.</summary>
+public sealed class CommandsComponentTests
+{
+    private static FixedStudioSource Source() => new()
+    {
+        CommandList =
+        [
+            new CommandStatistics { Name = "get", Group = "string", Calls = 1000, Microseconds = 2000, MicrosecondsPerCall = 2, P50Micros = 1.5, P99Micros = 4, P999Micros = 8 },
+            new CommandStatistics { Name = "keys", Group = "generic", Calls = 10, Microseconds = 300_000, MicrosecondsPerCall = 30_000, FailedCalls = 1 },
+        ],
+        LatencyReport = new LatencyReport(
+            [new LatencyDistribution("get", 1000, [new LatencyBucket(1, 0), new LatencyBucket(2, 600), new LatencyBucket(4, 990), new LatencyBucket(8, 1000)])], [], 0),
+        SlowLogList = [new SlowLogRecord(4, 1_795_000_000, 31_000, ["KEYS", "*x*"], "127.0.0.1:50001", "reports")],
+    };
+
+    [Fact]
+    public void StatisticsSortByCallsThenByTimePerCall()
+    {
+        var source = Source();
+        using var context = StudioRendering.Context(source);
+        var page = context.Render<CommandsPage>(source);
+        Assert.Equal(["get", "keys"], Names(page));
+        page.FindAll("thead th button").Single(b => b.TextContent.StartsWith("Per call")).Click();
+        Assert.Equal(["keys", "get"], Names(page));
+        Assert.Equal("30 ms", page.Find("tr[data-command='keys'] td:nth-child(5)").TextContent);
+        Assert.Contains("warn", page.Find("tr[data-command='keys'] td:last-child").ClassName);
+    }
+
+    [Fact]
+    public void ClickingACommandShowsItsLatencyHistogram()
+    {
+        var source = Source();
+        using var context = StudioRendering.Context(source);
+        var page = context.Render<CommandsPage>(source);
+        Assert.Empty(page.FindAll(".histogram"));
+
+        page.Find("tr[data-command='get'] button.link").Click();
+        var rows = page.FindAll(".histogram tbody tr");
+        // Cumulative 0, 600, 990, 1000 become 600, 390, 10 per bucket; the empty first bucket is left out.
+        Assert.Equal(["2 µs|600|60%", "4 µs|390|39%", "8 µs|10|1%"], rows.Select(r => string.Join('|', r.Children.Select(c => c.TextContent.Trim()))));
+
+        page.Find("tr[data-command='keys'] button.link").Click();
+        Assert.Contains("No latency histogram for keys", page.Markup);
+    }
+
+    [Fact]
+    public void SlowLogShowsEachEntryWithItsArgumentsAndClient()
+    {
+        var source = Source();
+        using var context = StudioRendering.Context(source);
+        var page = context.Render<CommandsPage>(source);
+        var cells = page.FindAll("table.slowlog tbody td").Select(c => c.TextContent.Trim()).ToArray();
+        Assert.Equal(["4", "2026-11-18 11:06:40 UTC", "31 ms", "KEYS *x*", "127.0.0.1:50001 reports"], cells);
+    }
+
+    private static string[] Names(IRenderedComponent<Microsoft.AspNetCore.Components.IComponent> page) =>
+        [.. page.FindAll("table.commands tbody tr").Select(r => r.GetAttribute("data-command")!)];
+}
