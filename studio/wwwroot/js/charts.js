@@ -58,7 +58,8 @@ export function create(id, host, spec, times, columns) {
     const opts = {
         ...size(host),
         scales: {
-            x: { time: true, range: (u, min, max) => [max - state.windowSeconds, max] },
+            // The window, or less while the history is younger than it (at least a minute).
+            x: { time: true, range: (u, min, max) => [Math.min(Math.max(min, max - state.windowSeconds), max - 60), max] },
             y: { range: (u, min, max) => [Math.min(0, min ?? 0), Math.max(1, max ?? 1) * 1.05] },
         },
         series: [{}, ...spec.series.map((label, i) => ({

@@ -58,6 +58,17 @@ public sealed class PackageBrowserTests
         foreach (var link in browser.Driver.FindElements(By.CssSelector("nav a")))
             Assert.StartsWith(prefix, link.GetDomAttribute("href"));
 
+        // Every page renders the package offline, under the banner, without failing.
+        foreach (string page in (string[])["Threads", "Clients", "Commands", "Memory", "Disk I/O", "Doctor"])
+        {
+            browser.Driver.FindElement(By.LinkText(page)).Click();
+            browser.WaitFor(d => d.FindElement(By.TagName("h1")).Text == page, $"the offline {page} page");
+            Assert.Empty(browser.Driver.FindElements(By.XPath("//h1[text()='This page failed']")));
+            Assert.NotNull(browser.Driver.FindElement(By.CssSelector(".source.offline")));
+            browser.Screenshot("offline-" + page.Replace("/", "").Replace(' ', '-').ToLowerInvariant());
+        }
+        Assert.Contains("Data is not persisted", browser.Driver.FindElement(By.Id("finding-no-persistence")).Text);
+
         browser.Driver.FindElement(By.LinkText("Debug package")).Click();
         var entries = browser.WaitFor(d => d.FindElement(By.CssSelector("table.data")), "the package's entry table");
         foreach (var entry in manifest.Entries)
