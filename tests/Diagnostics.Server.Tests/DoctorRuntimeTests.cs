@@ -16,19 +16,24 @@ public sealed class DoctorRuntimeTests
         // INFO builds its reply as text (it is not on the data path); a 64 KB gen0 budget, as a
         // memory-starved container might end up with, turns that into hundreds of GCs a second.
         using var server = ServerProcess.StartWithEnvironment(new Dictionary<string, string> { ["DOTNET_GCgen0size"] = "0x10000" });
-        DoctorProbe.AssertAbsent(server, "gc-pauses");
+        using var c = server.Connect();
+        Finding? finding = null;
         using (BackgroundLoad.Command(server.Port, 4, "INFO", "all"))
         {
-            var finding = DoctorProbe.Expect(server, "gc-pauses", timeoutMs: 30_000);
-            Assert.Equal("runtime", finding.Area);
-            Assert.Equal(MetricNames.GcPauseMillisPerSecond, finding.Chart);
-            double worst = double.Parse(finding.Evidence["pause_ms_per_s_max"], System.Globalization.CultureInfo.InvariantCulture);
-            double average = double.Parse(finding.Evidence["pause_ms_per_s_avg"], System.Globalization.CultureInfo.InvariantCulture);
-            Assert.True(worst >= 200 || average >= 20, $"pauses {average} ms/s on average, {worst} at worst");
+            // A pause at start-up on a busy machine can fire the rule alone; wait for the one the
+            // load causes: sustained pauses, after thousands of collections.
+            Poll.Until(() => InfoFields.GetInt64(c, "memory", "gc_gen0_collections") > 1000
+                && (finding = DoctorProbe.Examine(server).Findings.FirstOrDefault(f => f.Rule == "gc-pauses")) is not null
+                && Parse(finding.Evidence["pause_ms_per_s_avg"]) >= 20,
+                "sustained GC pauses (20 ms a second on average) under the garbage-heavy load", timeoutMs: 30_000);
         }
-        using var c = server.Connect();
-        Assert.True(InfoFields.GetInt64(c, "memory", "gc_gen0_collections") > 100);
+        Assert.Equal("runtime", finding!.Area);
+        Assert.Equal(MetricNames.GcPauseMillisPerSecond, finding.Chart);
+        Assert.Contains("paused the process", finding.Seen);
+        Assert.True(Parse(finding.Evidence["pause_ms_per_s_max"]) >= Parse(finding.Evidence["pause_ms_per_s_avg"]));
     }
+
+    private static double Parse(string figure) => double.Parse(figure, System.Globalization.CultureInfo.InvariantCulture);
 
     [Fact]
     public void CommandsBlockingThePoolShowThreadPoolStarvation()
@@ -37,14 +42,16 @@ public sealed class DoctorRuntimeTests
         // a pool thread on the shards, and the runtime adds threads slower than work arrives.
         using var server = ServerProcess.Start();
         DoctorProbe.AssertAbsent(server, "threadpool-starvation");
-        var sleepers = new Thread[12];
+        // 32 sleeps of 0.6 s in a row (19 s): the pool adds about two threads a second and each
+        // sleep that ends frees one, so the queue takes some 8 s to drain, over the rule's 5.
+        var sleepers = new Thread[32];
         var failures = new System.Collections.Concurrent.ConcurrentQueue<string>();
         for (int i = 0; i < sleepers.Length; i++)
         {
             sleepers[i] = new Thread(() =>
             {
                 using var c = server.Connect();
-                var reply = c.Call("DEBUG", "SLEEP", "0.8");
+                var reply = c.Call("DEBUG", "SLEEP", "0.6");
                 if (reply.Text != "OK")
                     failures.Enqueue(reply.ToString());
             }) { IsBackground = true };
@@ -54,10 +61,10 @@ public sealed class DoctorRuntimeTests
             Assert.True(sleeper.Join(60_000), "a DEBUG SLEEP client did not finish within a minute");
         Assert.Empty(failures);
 
-        var finding = DoctorProbe.Expect(server, "threadpool-starvation");
+        var finding = DoctorProbe.Expect(server, "threadpool-starvation", timeoutMs: 15_000);
         Assert.Equal("runtime", finding.Area);
         Assert.True(int.Parse(finding.Evidence["seconds_queued"]) >= 5, finding.Seen);
-        Assert.True(double.Parse(finding.Evidence["max_queue_length"], System.Globalization.CultureInfo.InvariantCulture) >= 1, finding.Seen);
+        Assert.True(Parse(finding.Evidence["max_queue_length"]) >= 1, finding.Seen);
     }
 
     [Fact]

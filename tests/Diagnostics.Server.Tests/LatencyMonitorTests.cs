@@ -24,7 +24,8 @@ public sealed class LatencyMonitorTests(SharedServer shared) : IClassFixture<Sha
         for (int i = 0; i < 50; i++)
             RespAssert.Ok(c.Call("SET", "monitor:k", "v")); // far under 10 ms: no sample
 
-        var latest = Assert.Single(c.Call("LATENCY", "LATEST").Array).Array;
+        // Only the command event: on a loaded machine the expiry cycle can pass 10 ms too.
+        var latest = Assert.Single(c.Call("LATENCY", "LATEST").Array, e => e.Array[0].Text == "command").Array;
         Assert.Equal(4, latest.Count);
         Assert.Equal("command", latest[0].Text);
         Assert.InRange(latest[1].Integer, before, after);
@@ -49,7 +50,8 @@ public sealed class LatencyMonitorTests(SharedServer shared) : IClassFixture<Sha
         RespAssert.Ok(c.Call("DEBUG", "SLEEP", "0.02"));
 
         var history = c.Call("LATENCY", "HISTORY", "command").Array;
-        var latest = Assert.Single(c.Call("LATENCY", "LATEST").Array).Array;
+        // Only the command event: on a loaded machine the expiry cycle can pass 10 ms too.
+        var latest = Assert.Single(c.Call("LATENCY", "LATEST").Array, e => e.Array[0].Text == "command").Array;
         Assert.True(latest[3].Integer >= 60, $"all-time high {latest[3].Integer} ms");
         if (history.Count == 1)
         {
@@ -110,7 +112,8 @@ public sealed class LatencyMonitorTests(SharedServer shared) : IClassFixture<Sha
         using var c = server.Connect();
         RespAssert.Error("ERR No samples available for event 'command'", c.Call("LATENCY", "GRAPH", "command"));
         RespAssert.Ok(c.Call("DEBUG", "SLEEP", "0.03"));
-        var latest = Assert.Single(c.Call("LATENCY", "LATEST").Array).Array;
+        // Only the command event: on a loaded machine the expiry cycle can pass 10 ms too.
+        var latest = Assert.Single(c.Call("LATENCY", "LATEST").Array, e => e.Array[0].Text == "command").Array;
         long ms = latest[2].Integer;
 
         var graph = c.Call("LATENCY", "GRAPH", "command");
