@@ -93,10 +93,12 @@ public sealed class DoctorTests
         using var server = ServerProcess.Start();
         using var c = server.Connect();
         Assert.StartsWith("I'm sorry, Dave, I can't do that. Latency monitoring is disabled", c.Call("LATENCY", "DOCTOR").Text);
-        // CONFIG SET once with the monitor off: a first call's JIT can pass 10 ms on a busy machine.
-        RespAssert.Ok(c.Call("CONFIG", "SET", "latency-monitor-threshold", "0"));
+        // On a busy machine a first call's JIT or the expiry cycle can pass 10 ms on its own: no
+        // expiry cycle here, and a hiccup is reset and asked again.
+        RespAssert.Ok(c.Call("DEBUG", "SET-ACTIVE-EXPIRE", "0"));
         RespAssert.Ok(c.Call("CONFIG", "SET", "latency-monitor-threshold", "10"));
-        Assert.StartsWith("Dave, no latency spike was observed", c.Call("LATENCY", "DOCTOR").Text);
+        Poll.Until(() => c.Call("LATENCY", "RESET").Kind == ':' && c.Call("LATENCY", "DOCTOR").Text!.StartsWith("Dave, no latency spike was observed", StringComparison.Ordinal),
+            "LATENCY DOCTOR to report no spike before one is made");
         RespAssert.Ok(c.Call("DEBUG", "SLEEP", "0.05"));
         var finding = Expect(server, "latency-spikes");
         Assert.Equal("command", finding.Evidence["event"]);

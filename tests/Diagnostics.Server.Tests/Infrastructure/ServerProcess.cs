@@ -53,6 +53,23 @@ public sealed class ServerProcess : IDisposable
 
     private static ServerProcess StartWith(string? configFile, string[] arguments, IReadOnlyDictionary<string, string>? environment)
     {
+        // A port found free can be taken (by another test's outgoing connection, say) before the
+        // server binds it: when the ports were ours to choose, choose again.
+        bool portsChosenHere = Array.IndexOf(arguments, "--port") < 0 && Array.IndexOf(arguments, "--http-port") < 0;
+        for (int attempt = 1; ; attempt++)
+        {
+            try
+            {
+                return StartOnce(configFile, arguments, environment);
+            }
+            catch (InvalidOperationException ex) when (portsChosenHere && attempt < 3 && ex.Message.Contains("address already in use", StringComparison.OrdinalIgnoreCase))
+            {
+            }
+        }
+    }
+
+    private static ServerProcess StartOnce(string? configFile, string[] arguments, IReadOnlyDictionary<string, string>? environment)
+    {
         int port = FreePort();
         var info = ServerStartInfo();
         if (environment is not null)
@@ -86,7 +103,15 @@ public sealed class ServerProcess : IDisposable
         process.ErrorDataReceived += (_, e) => server.Append(e.Data);
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
-        server.WaitUntilListening();
+        try
+        {
+            server.WaitUntilListening();
+        }
+        catch
+        {
+            server.Dispose();
+            throw;
+        }
         return server;
     }
 
