@@ -8,6 +8,7 @@ namespace Diagnostics.Server.Tests;
 /// pauses from a garbage-heavy load on a tight young generation, a thread pool blocked by long
 /// commands, and an open-files limit lowered under the running process.
 /// </summary>
+[Collection(QuietMachineCollection.Name)]
 public sealed class DoctorRuntimeTests
 {
     [Fact]

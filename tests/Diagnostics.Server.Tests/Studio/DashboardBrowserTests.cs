@@ -5,6 +5,7 @@ using OpenQA.Selenium;
 namespace Diagnostics.Server.Tests.Studio;
 
 /// <summary>The dashboard in a real headless chromium, against a real server under redis-benchmark's traffic.</summary>
+[Collection(QuietMachineCollection.Name)]
 public sealed class DashboardBrowserTests
 {
     [Fact]

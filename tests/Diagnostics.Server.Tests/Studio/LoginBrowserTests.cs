@@ -7,6 +7,7 @@ namespace Diagnostics.Server.Tests.Studio;
 /// Bound beyond loopback, the studio asks for a login (the API key or requirepass) before it
 /// shows anything, keeps the session in a cookie, and logs out.
 /// </summary>
+[Collection(QuietMachineCollection.Name)]
 public sealed class LoginBrowserTests
 {
     private const string ApiKey = "studio-test-key-5b8e";

@@ -11,6 +11,7 @@ namespace Diagnostics.Server.Tests.Studio;
 /// a zip whose manifest lists its entries; uploading that zip renders the offline view, with the
 /// banner naming the host and the time, and the doctor's rules run over it.
 /// </summary>
+[Collection(QuietMachineCollection.Name)]
 public sealed class PackageBrowserTests
 {
     [Fact]

@@ -9,6 +9,7 @@ namespace Diagnostics.Server.Tests.Studio;
 /// against a real server with the AOF on under redis-benchmark's traffic. Each page is saved as a
 /// screenshot (TestResults/screenshots).
 /// </summary>
+[Collection(QuietMachineCollection.Name)]
 public sealed class StudioPagesBrowserTests
 {
     [Fact]
