@@ -54,7 +54,16 @@ lifetime.ApplicationStarted.Register(() =>
     log.LogInformation("Server started, pid {Pid}, {Shards} shards ({Mode}), {Databases} databases, {Transport} transport. Ready to accept connections tcp on {Bind} port {Port}",
         Environment.ProcessId, config.Shards, config.Mode, config.Databases, config.Transport, string.Join(' ', config.Bind), config.Port);
 });
-await host.RunAsync();
+try
+{
+    await host.RunAsync();
+}
+catch (IOException ex) when (ex.InnerException is System.Net.Sockets.SocketException or Microsoft.AspNetCore.Connections.AddressInUseException)
+{
+    // A port taken by another process: one clear line and a failing exit code, as Redis.
+    log.LogCritical("{Error} Failed listening (tcp port {Port}, http port {HttpPort}), aborting.", ex.Message, config.Port, config.HttpPort);
+    return 1;
+}
 if (server.Aof.Enabled)
 {
     if (server.RewriteOnShutdown)

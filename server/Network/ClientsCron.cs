@@ -14,8 +14,15 @@ public sealed class ClientsCron(DataServer server, ILogger<ClientsCron> log) : B
     protected override async Task ExecuteAsync(CancellationToken stopping)
     {
         using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
-        while (await timer.WaitForNextTickAsync(stopping).ConfigureAwait(false))
-            Run();
+        try
+        {
+            while (await timer.WaitForNextTickAsync(stopping).ConfigureAwait(false))
+                Run();
+        }
+        catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+        {
+            // Stopping (also when the host failed to start): not a failure of this service.
+        }
     }
 
     private void Run()

@@ -28,8 +28,17 @@ public sealed class SocketListener(DataServer server, ClientSessions sessions, I
             if (endPoint.AddressFamily == AddressFamily.InterNetworkV6)
                 socket.DualMode = false;
             socket.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
-            socket.Bind(endPoint);
-            socket.Listen(511);
+            try
+            {
+                socket.Bind(endPoint);
+                socket.Listen(511);
+            }
+            catch (SocketException ex)
+            {
+                socket.Dispose();
+                // Redis's wording, so scripts that watch for it see the same line.
+                throw new IOException($"Could not create server TCP listening socket {endPoint}: bind: {ex.Message}", ex);
+            }
             _listeners.Add(socket);
         }
         foreach (var socket in _listeners)
