@@ -10,9 +10,7 @@ public sealed class ListenFailureTests
     [Fact]
     public void RespPortInUseIsOneClearLineAndExitCodeOne()
     {
-        using var holder = new TcpListener(IPAddress.Loopback, 0);
-        holder.Start();
-        int port = ((IPEndPoint)holder.LocalEndpoint).Port;
+        using var holder = HoldPort(out int port);
         var (exitCode, output) = ServerProcess.RunUntilExit("--port", port.ToString());
         Assert.Equal(1, exitCode);
         Assert.Contains($"Could not create server TCP listening socket 127.0.0.1:{port}: bind: Address already in use", output);
@@ -23,13 +21,20 @@ public sealed class ListenFailureTests
     [Fact]
     public void HttpPortInUseIsOneClearLineAndExitCodeOne()
     {
-        using var holder = new TcpListener(IPAddress.Loopback, 0);
-        holder.Start();
-        int port = ((IPEndPoint)holder.LocalEndpoint).Port;
+        using var holder = HoldPort(out int port);
         var (exitCode, output) = ServerProcess.RunUntilExit("--http-port", port.ToString());
         Assert.Equal(1, exitCode);
         Assert.Contains($"Failed to bind to address http://127.0.0.1:{port}: address already in use", output);
         Assert.DoesNotContain("Unhandled exception", output);
         Assert.DoesNotContain("BackgroundService failed", output);
+    }
+
+    /// <summary>A loopback port this test holds listening, as another program would.</summary>
+    private static TcpListener HoldPort(out int port)
+    {
+        var holder = new TcpListener(IPAddress.Loopback, 0);
+        holder.Start();
+        port = ((IPEndPoint)holder.LocalEndpoint).Port;
+        return holder;
     }
 }

@@ -78,8 +78,21 @@ export function create(id, host, spec, times, columns) {
     host.dataset.lastTime = lastMillis(times);
     state.resize = new ResizeObserver(() => state.plot.setSize(size(host)));
     state.resize.observe(host);
+    // A chart scrolled out of view keeps its points but is not drawn until it comes back: most
+    // of a page's charts are below the fold, and drawing is most of what a tick costs.
+    state.visible = true;
+    state.seen = new IntersectionObserver(entries => {
+        state.visible = entries[entries.length - 1].isIntersecting;
+        if (state.visible && !paused && !document.hidden) draw(state);
+    });
+    state.seen.observe(host);
     charts.set(id, state);
 }
+
+// A tab in the background draws nothing; it catches up when shown again.
+document.addEventListener('visibilitychange', () => {
+    if (!document.hidden && !paused) redraw();
+});
 
 // batch: [{ id, times, columns }]: the new points of every chart on the page, one call a second.
 export function append(batch) {
@@ -113,14 +126,19 @@ export function setPaused(value) {
 }
 
 function redraw() {
+    if (document.hidden) return;
     for (const state of charts.values()) {
-        if (!state.dirty) continue;
-        state.dirty = false;
-        state.plot.setData(state.data);
-        // What the chart shows, readable from the page (end-to-end tests, a user's devtools).
-        state.host.dataset.points = state.data[0].length;
-        state.host.dataset.lastTime = lastMillis(state.data[0]);
+        if (state.visible) draw(state);
     }
+}
+
+function draw(state) {
+    if (!state.dirty) return;
+    state.dirty = false;
+    state.plot.setData(state.data);
+    // What the chart shows, readable from the page (end-to-end tests, a user's devtools).
+    state.host.dataset.points = state.data[0].length;
+    state.host.dataset.lastTime = lastMillis(state.data[0]);
 }
 
 // The newest point's time in unix milliseconds ('' when empty).
@@ -132,6 +150,7 @@ export function dispose(id) {
     const state = charts.get(id);
     if (!state) return;
     state.resize.disconnect();
+    state.seen.disconnect();
     state.plot.destroy();
     charts.delete(id);
 }

@@ -26,11 +26,19 @@ public sealed class DashboardBrowserTests
             browser.WaitFor(_ => chart.FindElement(By.TagName("canvas")), $"chart {chart.GetAttribute("id")} to draw");
 
         var ops = charts[0];
+        var belowTheFold = charts[^1];
         long firstTime = ops.NumberAttribute("data-last-time");
         long firstPoints = ops.NumberAttribute("data-points");
+        long hiddenTime = belowTheFold.NumberAttribute("data-last-time");
         Assert.True(firstPoints >= 3, $"the operations chart started with {firstPoints} points of history");
         browser.WaitFor(_ => ops.NumberAttribute("data-last-time") >= firstTime + 2000, "two more seconds of points");
         Assert.True(ops.NumberAttribute("data-points") > firstPoints, "points were appended, not replaced");
+
+        // A chart out of view is not drawn; scrolled into view, it catches up with the others.
+        Assert.Equal(hiddenTime, belowTheFold.NumberAttribute("data-last-time"));
+        browser.Driver.ExecuteScript("arguments[0].scrollIntoView()", belowTheFold);
+        browser.WaitFor(_ => belowTheFold.NumberAttribute("data-last-time") >= firstTime + 2000, "the chart scrolled into view to draw its new points");
+        browser.Driver.ExecuteScript("window.scrollTo(0, 0)");
 
         var opsTile = browser.Driver.FindElement(By.XPath("//div[@class='tile'][span[@class='tile-label' and text()='Operations']]/span[@class='tile-value']"));
         browser.WaitFor(_ => opsTile.Text != "0/s" && opsTile.Text != "–", "the operations tile to show the load");
