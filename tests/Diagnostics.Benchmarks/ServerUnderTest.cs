@@ -250,34 +250,9 @@ public sealed class ServerUnderTest : IDisposable
     public TimeSpan CpuTime()
     {
         EnsureRunning();
-        string stat;
-        try
-        {
-            stat = File.ReadAllText($"/proc/{_process.Id}/stat");
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            throw new HarnessException($"cannot read /proc/{_process.Id}/stat for the {Name} server's CPU time ({e.Message}); the diagnostics suite needs Linux's /proc");
-        }
-        // The command name (field 2) is in parentheses and may hold spaces; fields count on from
-        // the last ')': state is field 3, utime field 14, stime field 15.
-        string[] fields = stat[(stat.LastIndexOf(')') + 2)..].Split(' ');
-        long ticks = long.Parse(fields[14 - 3], CultureInfo.InvariantCulture) + long.Parse(fields[15 - 3], CultureInfo.InvariantCulture);
-        return TimeSpan.FromSeconds(ticks / (double)ClockTicksPerSecond);
+        return ProcStat.CpuTime(_process.Id)
+            ?? throw new HarnessException($"cannot read /proc/{_process.Id}/stat for the {Name} server's CPU time; the diagnostics and studio suites need Linux's /proc");
     }
-
-    private static readonly long ClockTicksPerSecond = ReadClockTicksPerSecond();
-
-    private static long ReadClockTicksPerSecond()
-    {
-        const int scClockTicks = 2; // _SC_CLK_TCK in glibc and musl
-        long ticks = sysconf(scClockTicks);
-        return ticks > 0 ? ticks : 100;
-    }
-
-    // C's long: 64 bits on 64-bit Linux, hence nint.
-    [DllImport("libc")]
-    private static extern nint sysconf(int name);
 
     public RespConnection Connect() => new(Port);
 

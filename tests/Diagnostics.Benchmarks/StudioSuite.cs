@@ -12,6 +12,8 @@ public sealed class StudioResult(DiagnosticsLoad load)
     public List<DiagnosticsSample> Redis { get; } = [];
     /// <summary>Every dashboard window's main-thread cost during the runs with tabs, one per window per run.</summary>
     public List<BrowserCost> BrowserUnderLoad { get; } = [];
+    /// <summary>All the browser's processes' CPU time per second of wall time during each run with tabs, in ms.</summary>
+    public List<double> BrowserCpuUnderLoad { get; } = [];
 
     public List<DiagnosticsSample> SamplesOf(string configuration) => configuration switch
     {
@@ -23,7 +25,7 @@ public sealed class StudioResult(DiagnosticsLoad load)
 
 public sealed record StudioSuiteResult(
     IReadOnlyList<StudioResult> Loads, int Tabs, string BrowserVersion,
-    IReadOnlyList<BrowserCost> IdleBrowser, double IdleSeconds, double IdleServerMillisPerSecond, double IdleServerNoTabsMillisPerSecond,
+    IReadOnlyList<BrowserCost> IdleBrowser, double IdleSeconds, double IdleServerMillisPerSecond, double IdleServerNoTabsMillisPerSecond, double IdleBrowserCpuMillisPerSecond,
     string OursCommandLine, string RedisCommandLine);
 
 /// <summary>
@@ -82,11 +84,13 @@ public sealed class StudioSuite(BenchmarkOptions options, string redisServer, st
                         tabs.Open(Tabs);
                         Thread.Sleep(SettleMillis);
                         List<(double, double, double)>? before = null, after = null;
+                        TimeSpan browserBefore = default, browserAfter = default;
                         var clock = new Stopwatch();
                         sample = LoadRun.Measure(redisBenchmark, ours, result.Load,
-                            () => { before = tabs.ReadDurations(); clock.Start(); },
-                            () => { clock.Stop(); after = tabs.ReadDurations(); });
+                            () => { before = tabs.ReadDurations(); browserBefore = tabs.BrowserCpuTime(); clock.Start(); },
+                            () => { clock.Stop(); browserAfter = tabs.BrowserCpuTime(); after = tabs.ReadDurations(); });
                         result.BrowserUnderLoad.AddRange(StudioTabs.Costs(before!, after!, clock.Elapsed.TotalSeconds));
+                        result.BrowserCpuUnderLoad.Add((browserAfter - browserBefore).TotalMilliseconds / clock.Elapsed.TotalSeconds);
                         tabs.CloseAll();
                     }
                     else
@@ -107,9 +111,11 @@ public sealed class StudioSuite(BenchmarkOptions options, string redisServer, st
         tabs.Open(Tabs);
         Thread.Sleep(SettleMillis);
         var idleBefore = tabs.ReadDurations();
+        TimeSpan browser0 = tabs.BrowserCpuTime();
         TimeSpan cpu2 = ours.CpuTime();
         var idleClock = Stopwatch.StartNew();
         Thread.Sleep(TimeSpan.FromSeconds(IdleSeconds));
+        TimeSpan browser1 = tabs.BrowserCpuTime();
         var idleAfter = tabs.ReadDurations();
         TimeSpan cpu3 = ours.CpuTime();
         double idleSeconds = idleClock.Elapsed.TotalSeconds;
@@ -117,7 +123,7 @@ public sealed class StudioSuite(BenchmarkOptions options, string redisServer, st
         tabs.CloseAll();
         ours.EnsureRunning();
         return new StudioSuiteResult(results, Tabs, tabs.BrowserVersion, idleBrowser, idleSeconds,
-            (cpu3 - cpu2).TotalMilliseconds / idleSeconds, (cpu1 - cpu0).TotalMilliseconds / IdleSeconds,
+            (cpu3 - cpu2).TotalMilliseconds / idleSeconds, (cpu1 - cpu0).TotalMilliseconds / IdleSeconds, (browser1 - browser0).TotalMilliseconds / idleSeconds,
             ours.DisplayCommandLine, redis.DisplayCommandLine);
     }
 }
