@@ -43,7 +43,11 @@ public sealed class TableSort<T>(string key, bool descending) : ISortState
         for (int i = 0; i < rows.Count; i++)
             indexed.Add((rows[i], i));
         int sign = Descending ? -1 : 1;
-        indexed.Sort((a, b) => column.Compare(a.Row, b.Row) * sign is var c && c != 0 ? c : a.Index.CompareTo(b.Index));
+        indexed.Sort((a, b) =>
+        {
+            int order = column.Compare(a.Row, b.Row) * sign;
+            return order != 0 ? order : a.Index.CompareTo(b.Index);
+        });
         for (int i = 0; i < rows.Count; i++)
             rows[i] = indexed[i].Row;
         return rows;
