@@ -48,6 +48,8 @@ public sealed class BenchmarkOptions
     public int AofLoadMegabytes { get; private set; } = DefaultAofLoadMegabytes;
     /// <summary>Requests per diagnostics-suite run at pipeline 1; pipeline 30 runs 10x, the mixed load this many of each command.</summary>
     public long DiagnosticsRequests { get; private set; } = DefaultDiagnosticsRequests;
+    /// <summary>Whether the diagnostics suite scrapes the shipped server during its measured runs, as a monitoring system would.</summary>
+    public bool DiagnosticsWatched { get; private set; } = true;
     /// <summary>Requests per studio-suite run at pipeline 1; pipeline 30 runs 10x.</summary>
     public long StudioRequests { get; private set; } = DefaultStudioRequests;
     /// <summary>The suites to run, in <see cref="AllSuites"/> order.</summary>
@@ -92,6 +94,8 @@ public sealed class BenchmarkOptions
           --aof-load-mb M          size of the AOF generated for aof-load, in MiB (default 1024)
           --diagnostics-requests N requests per diagnostics run at pipeline 1 (default 200000); pipeline 30
                                    runs 10*N, the mixed set,get,incr,mset load N of each command
+          --diagnostics-unwatched  the shipped server is not scraped during its measured runs (the default scrapes
+                                   /metrics and /api/history once a second): the switches' cost alone
           --studio-requests N      requests per studio run at pipeline 1 (default 200000); pipeline 30 runs 10*N
           --quick                  smoke check: 2 rounds, 20000/200000 requests, 50000 keys,
                                    100000 aof-write requests, a 64 MiB AOF, 20000 diagnostics and studio requests
@@ -158,6 +162,9 @@ public sealed class BenchmarkOptions
                         return "--diagnostics-requests needs a positive whole number";
                     DiagnosticsRequests = diagnosticsRequests;
                     diagnosticsRequestsGiven = true;
+                    break;
+                case "--diagnostics-unwatched":
+                    DiagnosticsWatched = false;
                     break;
                 case "--studio-requests":
                     if (!TryPositive(Value(), out long studioRequests))

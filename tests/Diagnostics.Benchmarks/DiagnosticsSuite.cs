@@ -47,7 +47,7 @@ public sealed record DiagnosticsSuiteResult(
     IReadOnlyList<DiagnosticsResult> Loads, IdleCost Idle,
     string ShippedCommandLine, string OffCommandLine, string RedisCommandLine,
     IReadOnlyDictionary<string, string> ShippedSettings, IReadOnlyDictionary<string, string> OffSettings,
-    IReadOnlyList<ScrapeTally> Scrapes,
+    IReadOnlyList<ScrapeTally> Scrapes, bool Watched,
     string LoadAverageBefore, string LoadAverageAfter);
 
 /// <summary>
@@ -123,7 +123,7 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
                     string configuration = Configurations[(round - 1 + i) % Configurations.Length];
                     if (configuration == SwitchedOff)
                         Switch(shipped, "no");
-                    var sample = Measure(servers[configuration], result.Load, configuration == Shipped ? scraper : null);
+                    var sample = Measure(servers[configuration], result.Load, configuration == Shipped && options.DiagnosticsWatched ? scraper : null);
                     if (configuration == SwitchedOff)
                         Switch(shipped, "yes");
                     result.SamplesOf(configuration).Add(sample);
@@ -141,7 +141,7 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
         var idle = MeasureIdle(shipped, off, httpPort);
         progress.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"diagnostics: idle CPU per second: off {idle.OffMillisPerSecond:0.0} ms, shipped {idle.ShippedMillisPerSecond:0.0} ms, shipped and scraped {idle.ShippedScrapedMillisPerSecond:0.0} ms"));
-        foreach (var tally in scraper.Tallies)
+        foreach (var tally in options.DiagnosticsWatched ? scraper.Tallies : [])
         {
             if (tally.Succeeded == 0)
                 throw new HarnessException($"not one scrape of {tally.Path} on our server's HTTP port {httpPort} succeeded: {tally.LastProblem}");
@@ -150,7 +150,7 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
         }
         return new DiagnosticsSuiteResult(results, idle,
             shipped.DisplayCommandLine, off.DisplayCommandLine, redis.DisplayCommandLine,
-            shippedSettings, offSettings, scraper.Tallies, loadAverageBefore, LoadAverage());
+            shippedSettings, offSettings, scraper.Tallies, options.DiagnosticsWatched, loadAverageBefore, LoadAverage());
     }
 
     private DiagnosticsSample Measure(ServerUnderTest server, DiagnosticsLoad load, MonitoringScraper? scraper)

@@ -215,9 +215,12 @@ public static class MarkdownReport
         Line($"Read back with CONFIG GET: shipped {Settings(result.ShippedSettings)}; off {Settings(result.OffSettings)}; the switched-off runs read back `no` after their CONFIG SET. " +
              "On in all, having no switch: the per-thread in-flight slots, the per-thread network and per-command counters, and the HTTP listener (nobody calls the off server's).");
         Line();
-        Line($"**The shipped figures include the cost of being watched:** for the whole of every shipped run the harness GETs `{MonitoringScraper.MetricsPath}` and `{MonitoringScraper.HistoryPath}` " +
-             "from that server's HTTP port once a second, as a Prometheus scrape and a live one-minute chart would, reading every response to its end over keep-alive connections. " +
-             "The scraper runs in the harness, on the same cores as the servers and redis-benchmark. The switched-off and off runs are not scraped.");
+        if (result.Watched)
+            Line($"**The shipped figures include the cost of being watched:** for the whole of every shipped run the harness GETs `{MonitoringScraper.MetricsPath}` and `{MonitoringScraper.HistoryPath}` " +
+                 "from that server's HTTP port once a second, as a Prometheus scrape and a live one-minute chart would, reading every response to its end over keep-alive connections. " +
+                 "The scraper runs in the harness, on the same cores as the servers and redis-benchmark. The switched-off and off runs are not scraped.");
+        else
+            Line("**Unwatched (`--diagnostics-unwatched`):** no run is scraped, so the shipped figures are the switches' cost alone (latency tracking, the sampler and its history); the warm-up and the idle measurement still scrape.");
         Line();
         Line(string.Create(inv, $"Load: `redis-benchmark -t <tests> -d {BenchmarkOptions.DataSize} -r {BenchmarkOptions.KeySpace} -c {BenchmarkOptions.Clients} -n <requests per test> -P <pipeline> --csv`; ") +
              string.Create(inv, $"{options.Rounds} round(s) after an unmeasured warm-up (a fifth of every load, the shipped server scraped). Each round runs every load in the four configurations back to back, ") +
@@ -287,6 +290,8 @@ public static class MarkdownReport
         Line("| ---: | ---: | ---: |");
         Line(string.Create(inv, $"| {idle.OffMillisPerSecond:0.0} ms/s | {idle.ShippedMillisPerSecond:0.0} ms/s | {idle.ShippedScrapedMillisPerSecond:0.0} ms/s |"));
         Line();
+        if (!result.Watched)
+            return;
         Line("Scrapes of the shipped server during its measured runs:");
         Line();
         Line("| Endpoint | Answered | Failed | Median body | Largest body | Median time | Slowest |");
