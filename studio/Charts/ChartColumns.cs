@@ -22,7 +22,7 @@ public sealed record ChartColumns(string Id, double[] Times, double?[][] Columns
                 for (int i = 0; i < column.Length && i < values.Length; i++)
                     column[i] = double.IsFinite(values[i]) ? values[i] : null;
             }
-            else if (ThreadValues(history, series[s].Metric) is { } threadValues)
+            else if (series[s].OsThreadId is int tid && ThreadValues(history, tid, series[s].Figure) is { } threadValues)
             {
                 for (int i = 0; i < column.Length && i < threadValues.Length; i++)
                     column[i] = float.IsFinite(threadValues[i]) ? threadValues[i] : null;
@@ -32,18 +32,12 @@ public sealed record ChartColumns(string Id, double[] Times, double?[][] Columns
         return new ChartColumns(id, times, columns);
     }
 
-    /// <summary>"thread/{tid}/{figure}" (<see cref="ChartSeries.ForThread"/>) from the history's threads; null when absent.</summary>
-    public static float[]? ThreadValues(MetricHistory history, string metric)
+    /// <summary>One thread's figure from the history's threads; null when the thread is not in it.</summary>
+    public static float[]? ThreadValues(MetricHistory history, int osThreadId, ThreadFigure figure)
     {
-        if (!metric.StartsWith(ChartSeries.ThreadPrefix, StringComparison.Ordinal))
-            return null;
-        var parts = metric.AsSpan(ChartSeries.ThreadPrefix.Length);
-        int slash = parts.IndexOf('/');
-        if (slash < 0 || !int.TryParse(parts[..slash], out int tid) || !Enum.TryParse(parts[(slash + 1)..], out ThreadFigure figure))
-            return null;
         foreach (var thread in history.Threads)
         {
-            if (thread.OsThreadId == tid)
+            if (thread.OsThreadId == osThreadId)
                 return Values(thread, figure);
         }
         return null;

@@ -6,9 +6,13 @@ namespace Diagnostics.Studio.Charts;
 /// </summary>
 public sealed record ChartSeries(string Metric, string Label)
 {
-    public const string ThreadPrefix = "thread/";
+    /// <summary>For a thread's figure (<see cref="ForThread"/>): whose; null for a history series.</summary>
+    public int? OsThreadId { get; private init; }
+    public ThreadFigure Figure { get; private init; }
 
-    public static ChartSeries ForThread(int osThreadId, ThreadFigure figure, string label) => new($"{ThreadPrefix}{osThreadId}/{figure}", label);
+    /// <summary>One thread's figure; <see cref="Metric"/> ("thread/{tid}/{figure}") names it for people and tests.</summary>
+    public static ChartSeries ForThread(int osThreadId, ThreadFigure figure, string label) =>
+        new($"thread/{osThreadId}/{figure}", label) { OsThreadId = osThreadId, Figure = figure };
 
     /// <summary>
     /// One line per history series named "<paramref name="prefix"/>something" (ops by command

@@ -5,52 +5,45 @@ namespace Diagnostics.Benchmarks;
 
 /// <summary>
 /// CPU time of processes from Linux's /proc/&lt;pid&gt;/stat: one process (all its threads, also
-/// exited ones), or a process and every descendant (a browser's renderer, GPU and utility processes).
+/// exited ones), or process trees (a browser's renderer, GPU and utility processes).
 /// </summary>
 public static class ProcStat
 {
     /// <summary>utime + stime of one process; null when it is gone or /proc cannot be read.</summary>
     public static TimeSpan? CpuTime(int pid) => Read(pid) is { } stat ? Seconds(stat.Ticks) : null;
 
-    /// <summary>utime + stime of <paramref name="root"/> and all its living descendants.</summary>
-    public static TimeSpan TreeCpuTime(int root)
+    /// <summary>
+    /// utime + stime of every child of <paramref name="parent"/> named <paramref name="name"/>
+    /// (comm) and all their living descendants, from one pass over /proc.
+    /// </summary>
+    public static TimeSpan TreeCpuTime(int parent, string name)
     {
+        var stats = new Dictionary<int, Stat>();
         var children = new Dictionary<int, List<int>>();
-        var ticks = new Dictionary<int, long>();
         foreach (string dir in Directory.EnumerateDirectories("/proc"))
         {
             if (!int.TryParse(Path.GetFileName(dir), NumberStyles.None, CultureInfo.InvariantCulture, out int pid) || Read(pid) is not { } stat)
                 continue;
-            ticks[pid] = stat.Ticks;
+            stats[pid] = stat;
             if (!children.TryGetValue(stat.ParentPid, out var list))
                 children[stat.ParentPid] = list = [];
             list.Add(pid);
         }
         long total = 0;
         var pending = new Stack<int>();
-        pending.Push(root);
+        foreach (int child in children.GetValueOrDefault(parent) ?? [])
+        {
+            if (stats[child].Name == name)
+                pending.Push(child);
+        }
         while (pending.Count > 0)
         {
             int pid = pending.Pop();
-            total += ticks.GetValueOrDefault(pid);
-            if (children.TryGetValue(pid, out var list))
-                foreach (int child in list)
-                    pending.Push(child);
+            total += stats[pid].Ticks;
+            foreach (int child in children.GetValueOrDefault(pid) ?? [])
+                pending.Push(child);
         }
         return Seconds(total);
-    }
-
-    /// <summary>The children of <paramref name="parent"/> whose command name (comm) is <paramref name="name"/>.</summary>
-    public static List<int> ChildrenNamed(int parent, string name)
-    {
-        var found = new List<int>();
-        foreach (string dir in Directory.EnumerateDirectories("/proc"))
-        {
-            if (int.TryParse(Path.GetFileName(dir), NumberStyles.None, CultureInfo.InvariantCulture, out int pid)
-                && Read(pid) is { } stat && stat.ParentPid == parent && stat.Name == name)
-                found.Add(pid);
-        }
-        return found;
     }
 
     private readonly record struct Stat(string Name, int ParentPid, long Ticks);

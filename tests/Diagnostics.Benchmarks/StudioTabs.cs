@@ -92,13 +92,7 @@ public sealed class StudioTabs : IDisposable
     /// CPU time of the whole browser so far: chromedriver and every process it started (the
     /// browser process, one renderer per window, GPU and utility processes), living ones only.
     /// </summary>
-    public TimeSpan BrowserCpuTime()
-    {
-        var total = TimeSpan.Zero;
-        foreach (int driver in ProcStat.ChildrenNamed(Environment.ProcessId, "chromedriver"))
-            total += ProcStat.TreeCpuTime(driver);
-        return total;
-    }
+    public TimeSpan BrowserCpuTime() => ProcStat.TreeCpuTime(Environment.ProcessId, "chromedriver");
 
     /// <summary>Each window's main-thread time per second between two readings.</summary>
     public static List<BrowserCost> Costs(List<(double Task, double Script, double LayoutAndStyle)> before, List<(double Task, double Script, double LayoutAndStyle)> after, double seconds)

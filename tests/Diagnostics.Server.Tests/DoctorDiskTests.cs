@@ -74,7 +74,7 @@ public sealed class DoctorDiskTests
 
         // The server retries every second; with room again the writes resume and the finding goes.
         File.Delete(filler);
-        Poll.Until(() => DoctorProbe.Examine(server).Findings.All(f => f.Rule != "aof-write-error"), "the finding to go once the disk has room", timeoutMs: 15_000);
+        DoctorProbe.ExpectGone(server, "aof-write-error", "the finding to go once the disk has room", timeoutMs: 15_000);
         RespAssert.Ok(c.Call("SET", "after", "room"));
         Assert.True(filling.Join(15_000), "the write waiting on the full disk was not answered once there was room");
     }

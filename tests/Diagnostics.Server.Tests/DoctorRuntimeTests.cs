@@ -18,17 +18,16 @@ public sealed class DoctorRuntimeTests
         // memory-starved container might end up with, turns that into hundreds of GCs a second.
         using var server = ServerProcess.StartWithEnvironment(new Dictionary<string, string> { ["DOTNET_GCgen0size"] = "0x10000" });
         using var c = server.Connect();
-        Finding? finding = null;
+        Finding finding;
         using (BackgroundLoad.Command(server.Port, 4, "INFO", "all"))
         {
             // A pause at start-up on a busy machine can fire the rule alone; wait for the one the
             // load causes: sustained pauses, after thousands of collections.
-            Poll.Until(() => InfoFields.GetInt64(c, "memory", "gc_gen0_collections") > 1000
-                && (finding = DoctorProbe.Examine(server).Findings.FirstOrDefault(f => f.Rule == "gc-pauses")) is not null
-                && Parse(finding.Evidence["pause_ms_per_s_avg"]) >= 20,
-                "sustained GC pauses (20 ms a second on average) under the garbage-heavy load", timeoutMs: 30_000);
+            finding = DoctorProbe.Expect(server, "gc-pauses", timeoutMs: 30_000,
+                until: f => Parse(f.Evidence["pause_ms_per_s_avg"]) >= 20 && InfoFields.GetInt64(c, "memory", "gc_gen0_collections") > 1000,
+                what: "sustained GC pauses (20 ms a second on average) under the garbage-heavy load");
         }
-        Assert.Equal("runtime", finding!.Area);
+        Assert.Equal("runtime", finding.Area);
         Assert.Equal(MetricNames.GcPauseMillisPerSecond, finding.Chart);
         Assert.Contains("paused the process", finding.Seen);
         Assert.True(Parse(finding.Evidence["pause_ms_per_s_max"]) >= Parse(finding.Evidence["pause_ms_per_s_avg"]));

@@ -12,21 +12,17 @@ namespace Diagnostics.Server.Tests;
 /// </summary>
 public sealed class DoctorTests
 {
-    private static DoctorReport Examine(ServerProcess server) => DoctorProbe.Examine(server);
-
-    private static Finding Expect(ServerProcess server, string rule) => DoctorProbe.Expect(server, rule);
-
     [Fact]
     public void MemoryNearMaxmemoryIsReported()
     {
         using var server = ServerProcess.Start("--maxmemory-policy", "allkeys-lru");
         using var c = server.Connect();
-        Assert.DoesNotContain(Examine(server).Findings, f => f.Rule == "memory-near-maxmemory");
+        Assert.DoesNotContain(DoctorProbe.Examine(server).Findings, f => f.Rule == "memory-near-maxmemory");
         for (int i = 0; i < 200; i++)
             RespAssert.Ok(c.Call("SET", "near:" + i, new string('x', 10_000)));
         long used = InfoFields.GetInt64(c, "memory", "used_memory");
         RespAssert.Ok(c.Call("CONFIG", "SET", "maxmemory", (used * 21 / 20).ToString()));
-        var finding = Expect(server, "memory-near-maxmemory");
+        var finding = DoctorProbe.Expect(server, "memory-near-maxmemory");
         Assert.Equal(FindingSeverity.Warning, finding.Severity);
         Assert.Equal("memory", finding.Area);
         Assert.Equal("allkeys-lru", finding.Evidence["maxmemory_policy"]);
@@ -43,7 +39,7 @@ public sealed class DoctorTests
         for (int i = 0; i < 400; i++)
             RespAssert.Ok(c.Call("SET", "evict:" + i, new string('e', 10_000)));
         Assert.True(InfoFields.GetInt64(c, "stats", "evicted_keys") > 0);
-        var finding = Expect(server, "evictions");
+        var finding = DoctorProbe.Expect(server, "evictions");
         Assert.Equal("memory", finding.Area);
         string report = c.Call("MEMORY", "DOCTOR").Text!;
         Assert.StartsWith("Sam, I detected a few issues in this Redis instance memory implants:", report);
@@ -58,7 +54,7 @@ public sealed class DoctorTests
             RespAssert.Ok(c.Call("SET", "big", new string('b', 1 << 20)));
         using var stuck = new NonReadingClient(server.Port, "doctor-stuck");
         stuck.SendGets("big", 16);
-        var finding = Expect(server, "client-output-buffer");
+        var finding = DoctorProbe.Expect(server, "client-output-buffer");
         Assert.Contains("doctor-stuck", finding.Seen);
         Assert.True(long.Parse(finding.Evidence["omem"]) >= 1 << 20);
     }
@@ -69,7 +65,7 @@ public sealed class DoctorTests
         using var server = ServerProcess.Start("--slowlog-log-slower-than", "10000");
         using (var c = server.Connect())
             RespAssert.Ok(c.Call("DEBUG", "SLEEP", "0.03"));
-        var finding = Expect(server, "slow-commands");
+        var finding = DoctorProbe.Expect(server, "slow-commands");
         Assert.Contains("debug", finding.Evidence.Keys);
         Assert.Equal("latency", finding.Area);
     }
@@ -83,7 +79,7 @@ public sealed class DoctorTests
         Assert.Equal("PONG", second.Call("PING").Text);
         using (var refused = server.Connect())
             RespAssert.Error("ERR max number of clients reached", refused.Read());
-        var finding = Expect(server, "rejected-connections");
+        var finding = DoctorProbe.Expect(server, "rejected-connections");
         Assert.Equal("2", finding.Evidence["maxclients"]);
     }
 
@@ -100,7 +96,7 @@ public sealed class DoctorTests
         Poll.Until(() => c.Call("LATENCY", "RESET").Kind == ':' && c.Call("LATENCY", "DOCTOR").Text!.StartsWith("Dave, no latency spike was observed", StringComparison.Ordinal),
             "LATENCY DOCTOR to report no spike before one is made");
         RespAssert.Ok(c.Call("DEBUG", "SLEEP", "0.05"));
-        var finding = Expect(server, "latency-spikes");
+        var finding = DoctorProbe.Expect(server, "latency-spikes");
         Assert.Equal("command", finding.Evidence["event"]);
         string report = c.Call("LATENCY", "DOCTOR").Text!;
         Assert.StartsWith("Dave, I have observed latency spikes in this Redis instance.", report);
@@ -119,7 +115,7 @@ public sealed class DoctorTests
         c.SendRaw(RespClient.EncodeAll(commands));
         for (int i = 0; i < commands.Length; i++)
             Assert.Equal('$', c.Read().Kind);
-        var finding = Expect(server, "keyspace-misses");
+        var finding = DoctorProbe.Expect(server, "keyspace-misses");
         Assert.Equal("1200", finding.Evidence["keyspace_misses"]);
     }
 
@@ -130,20 +126,20 @@ public sealed class DoctorTests
         using var dir = new TempDirectory();
         using var c = server.Connect();
         RespAssert.Ok(c.Call("SET", "unsaved", "v"));
-        Expect(server, "no-persistence");
+        DoctorProbe.Expect(server, "no-persistence");
         RespAssert.Ok(c.Call("CONFIG", "SET", "dir", dir.Path));
         RespAssert.Ok(c.Call("CONFIG", "SET", "appendonly", "yes"));
-        Poll.Until(() => !Examine(server).Findings.Any(f => f.Rule == "no-persistence"), "the finding to go once the AOF is on");
+        DoctorProbe.ExpectGone(server, "no-persistence", "the finding to go once the AOF is on");
     }
 
     [Fact]
     public void ServerOpenToTheNetworkWithoutPasswordIsCritical()
     {
         using var server = ServerProcess.Start("--bind", "0.0.0.0", "--protected-mode", "no");
-        var finding = Expect(server, "exposed-without-password");
+        var finding = DoctorProbe.Expect(server, "exposed-without-password");
         Assert.Equal(FindingSeverity.Critical, finding.Severity);
         using var guarded = ServerProcess.Start("--bind", "0.0.0.0", "--protected-mode", "no", "--requirepass", "doctor-pass");
-        Assert.DoesNotContain(Examine(guarded).Findings, f => f.Rule == "exposed-without-password");
+        Assert.DoesNotContain(DoctorProbe.Examine(guarded).Findings, f => f.Rule == "exposed-without-password");
     }
 
     [Fact]

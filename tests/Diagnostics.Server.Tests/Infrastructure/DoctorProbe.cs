@@ -11,16 +11,24 @@ public static class DoctorProbe
         return api.Get("/api/doctor", ContractsJson.Default.DoctorReport);
     }
 
-    /// <summary>Waits until the doctor reports <paramref name="rule"/>; the finding says what was seen and what to do.</summary>
-    public static Finding Expect(ServerProcess server, string rule, int timeoutMs = 10_000)
+    /// <summary>
+    /// Waits until the doctor reports <paramref name="rule"/> (with a finding that satisfies
+    /// <paramref name="until"/>, when given); the finding says what was seen and what to do.
+    /// </summary>
+    public static Finding Expect(ServerProcess server, string rule, int timeoutMs = 10_000, Func<Finding, bool>? until = null, string? what = null)
     {
         Finding? found = null;
-        Poll.Until(() => (found = Find(Examine(server), rule)) is not null, $"the doctor to report {rule}", timeoutMs);
+        Poll.Until(() => (found = Find(Examine(server), rule)) is not null && (until is null || until(found)),
+            what ?? $"the doctor to report {rule}", timeoutMs);
         Assert.False(string.IsNullOrWhiteSpace(found!.Seen));
         Assert.False(string.IsNullOrWhiteSpace(found.Advice));
         Assert.False(string.IsNullOrWhiteSpace(found.Title));
         return found;
     }
+
+    /// <summary>Waits until the doctor no longer reports <paramref name="rule"/>, once its condition has passed.</summary>
+    public static void ExpectGone(ServerProcess server, string rule, string what, int timeoutMs = 10_000)
+        => Poll.Until(() => Find(Examine(server), rule) is null, what, timeoutMs);
 
     public static void AssertAbsent(ServerProcess server, string rule)
         => Assert.True(Find(Examine(server), rule) is null, $"the doctor reported {rule} before the condition was induced");
