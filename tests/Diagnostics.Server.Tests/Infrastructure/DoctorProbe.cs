@@ -18,7 +18,7 @@ public static class DoctorProbe
     public static Finding Expect(ServerProcess server, string rule, int timeoutMs = 10_000, Func<Finding, bool>? until = null, string? what = null)
     {
         Finding? found = null;
-        Poll.Until(() => (found = Find(Examine(server), rule)) is not null && (until is null || until(found)),
+        Poll.Until(() => (found = Find(Examine(server), rule, until)) is not null,
             what ?? $"the doctor to report {rule}", timeoutMs);
         Assert.False(string.IsNullOrWhiteSpace(found!.Seen));
         Assert.False(string.IsNullOrWhiteSpace(found.Advice));
@@ -33,10 +33,11 @@ public static class DoctorProbe
     public static void AssertAbsent(ServerProcess server, string rule)
         => Assert.True(Find(Examine(server), rule) is null, $"the doctor reported {rule} before the condition was induced");
 
-    private static Finding? Find(DoctorReport report, string rule)
+    /// <summary>The first finding of <paramref name="rule"/> (one rule can report several, one per latency event say) that satisfies <paramref name="until"/>.</summary>
+    private static Finding? Find(DoctorReport report, string rule, Func<Finding, bool>? until = null)
     {
         foreach (var finding in report.Findings)
-            if (finding.Rule == rule)
+            if (finding.Rule == rule && (until is null || until(finding)))
                 return finding;
         return null;
     }

@@ -38,14 +38,14 @@ public sealed class ClientsComponentTests
         var source = Source(null);
         using var context = StudioRendering.Context(source);
         var page = context.Render<Clients>(source);
-        Assert.Equal(["3", "5", "9"], Ids(page));
+        Assert.Equal(["3", "5", "9"], page.RowKeys("table.clients", "data-client-id"));
 
         page.Find("#client-filter").Input("127.0.0.1");
-        Assert.Equal(["3", "5"], Ids(page));
+        Assert.Equal(["3", "5"], page.RowKeys("table.clients", "data-client-id"));
         page.Find("#client-filter").Input("redis-py GET");
-        Assert.Equal(["3"], Ids(page));
+        Assert.Equal(["3"], page.RowKeys("table.clients", "data-client-id"));
         page.Find("#client-filter").Input("nothing-like-this");
-        Assert.Empty(Ids(page));
+        Assert.Empty(page.RowKeys("table.clients", "data-client-id"));
         Assert.Contains("0 of 3 connections", page.Find(".toolbar [role=status]").TextContent);
     }
 
@@ -56,7 +56,7 @@ public sealed class ClientsComponentTests
         using var context = StudioRendering.Context(source);
         var page = context.Render<Clients>(source);
         page.FindAll("thead th button").Single(b => b.TextContent.StartsWith("Output buffer")).Click();
-        Assert.Equal("3", Ids(page)[0]);
+        Assert.Equal("3", page.RowKeys("table.clients", "data-client-id")[0]);
         Assert.Contains("warn", page.Find("tr[data-client-id='3'] td.num.warn").ClassName);
     }
 
@@ -86,10 +86,7 @@ public sealed class ClientsComponentTests
         var source = Source(null, live: false);
         using var context = StudioRendering.Context(source);
         var page = context.Render<Clients>(source);
-        Assert.Equal(3, Ids(page).Length);
+        Assert.Equal(3, page.RowKeys("table.clients", "data-client-id").Length);
         Assert.Empty(page.FindAll("button.kill"));
     }
-
-    private static string[] Ids(IRenderedComponent<Microsoft.AspNetCore.Components.IComponent> page) =>
-        [.. page.FindAll("table.clients tbody tr").Select(r => r.GetAttribute("data-client-id")!)];
 }

@@ -26,9 +26,9 @@ public sealed class CommandsComponentTests
         var source = Source();
         using var context = StudioRendering.Context(source);
         var page = context.Render<CommandsPage>(source);
-        Assert.Equal(["get", "keys"], Names(page));
+        Assert.Equal(["get", "keys"], page.RowKeys("table.commands", "data-command"));
         page.FindAll("thead th button").Single(b => b.TextContent.StartsWith("Per call")).Click();
-        Assert.Equal(["keys", "get"], Names(page));
+        Assert.Equal(["keys", "get"], page.RowKeys("table.commands", "data-command"));
         Assert.Equal("30 ms", page.Find("tr[data-command='keys'] td:nth-child(5)").TextContent);
         Assert.Contains("warn", page.Find("tr[data-command='keys'] td:last-child").ClassName);
     }
@@ -59,7 +59,4 @@ public sealed class CommandsComponentTests
         var cells = page.FindAll("table.slowlog tbody td").Select(c => c.TextContent.Trim()).ToArray();
         Assert.Equal(["4", "2026-11-18 11:06:40 UTC", "31 ms", "KEYS *x*", "127.0.0.1:50001 reports"], cells);
     }
-
-    private static string[] Names(IRenderedComponent<Microsoft.AspNetCore.Components.IComponent> page) =>
-        [.. page.FindAll("table.commands tbody tr").Select(r => r.GetAttribute("data-command")!)];
 }

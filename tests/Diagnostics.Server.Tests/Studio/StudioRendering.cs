@@ -29,4 +29,8 @@ public static class StudioRendering
             .AddChildContent<ChartBoard>(board => board.AddChildContent<TPage>()));
         return host.FindComponent<ChartBoard>();
     }
+
+    /// <summary>The rows of a table in display order, each named by one of its attributes (data-tid, data-client-id...).</summary>
+    public static string[] RowKeys(this IRenderedComponent<IComponent> page, string table, string attribute) =>
+        [.. page.FindAll($"{table} tbody tr").Select(r => r.GetAttribute(attribute)!)];
 }

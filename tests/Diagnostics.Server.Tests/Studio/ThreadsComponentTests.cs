@@ -29,15 +29,15 @@ public sealed class ThreadsComponentTests
         using var context = StudioRendering.Context(source);
         var page = context.Render<Threads>(source);
 
-        Assert.Equal(["102", "101", "103"], TidColumn(page));
+        Assert.Equal(["102", "101", "103"], page.RowKeys("table.threads", "data-tid"));
         Assert.Equal("descending", page.Find("th[aria-sort='descending']").GetAttribute("aria-sort"));
         Assert.Contains("3 threads, 2 alive", page.Find("caption").TextContent);
         Assert.Contains("exited", page.Find("tr[data-tid='103']").ClassName);
 
         page.FindAll("thead th button").Single(b => b.TextContent.StartsWith("Name")).Click();
-        Assert.Equal(["103", "102", "101"], TidColumn(page));
+        Assert.Equal(["103", "102", "101"], page.RowKeys("table.threads", "data-tid"));
         page.FindAll("thead th button").Single(b => b.TextContent.StartsWith("Name")).Click();
-        Assert.Equal(["101", "102", "103"], TidColumn(page));
+        Assert.Equal(["101", "102", "103"], page.RowKeys("table.threads", "data-tid"));
     }
 
     [Fact]
@@ -81,7 +81,4 @@ public sealed class ThreadsComponentTests
         page.Find("tr[data-tid='102'] button.link").Click();
         Assert.Empty(page.FindAll(".detail"));
     }
-
-    private static string[] TidColumn(IRenderedComponent<Microsoft.AspNetCore.Components.IComponent> page) =>
-        [.. page.FindAll("table.threads tbody tr").Select(r => r.GetAttribute("data-tid")!)];
 }
