@@ -92,11 +92,13 @@ public sealed class DoctorTests
         Assert.StartsWith("I'm sorry, Dave, I can't do that. Latency monitoring is disabled", c.Call("LATENCY", "DOCTOR").Text);
         // Under the whole suite two cores can stall any command past a few ms, so the threshold is
         // high enough (100 ms) that a hiccup rarely reaches it, the spike made is three times that,
-        // and a hiccup before it is reset and asked again. No expiry cycle either.
+        // and a hiccup before it is reset. No expiry cycle either. LATENCY DOCTOR's text is not the
+        // precondition: it also reports the runtime's findings (GC pauses), which a loaded machine
+        // can raise on its own.
         RespAssert.Ok(c.Call("DEBUG", "SET-ACTIVE-EXPIRE", "0"));
         RespAssert.Ok(c.Call("CONFIG", "SET", "latency-monitor-threshold", "100"));
-        Poll.Until(() => c.Call("LATENCY", "RESET").Kind == ':' && c.Call("LATENCY", "DOCTOR").Text!.StartsWith("Dave, no latency spike was observed", StringComparison.Ordinal),
-            "LATENCY DOCTOR to report no spike before one is made", timeoutMs: 30_000);
+        Poll.Until(() => c.Call("LATENCY", "RESET").Kind == ':' && c.Call("LATENCY", "LATEST").Array.Count == 0,
+            "no latency spike recorded before one is made", timeoutMs: 30_000);
         RespAssert.Ok(c.Call("DEBUG", "SLEEP", "0.3"));
         var finding = DoctorProbe.Expect(server, "latency-spikes", until: f => f.Evidence["event"] == "command",
             what: "a 'command' latency spike from DEBUG SLEEP");
