@@ -27,6 +27,9 @@ namespace Diagnostics.Contracts;
 [JsonSerializable(typeof(RuntimeReport))]
 [JsonSerializable(typeof(EnvironmentReport))]
 [JsonSerializable(typeof(DiskIoFigures[]))]
+[JsonSerializable(typeof(MonitorBatch))]
+[JsonSerializable(typeof(MonitorReport))]
+[JsonSerializable(typeof(MonitorAnnouncement))]
 [JsonSerializable(typeof(Dictionary<string, string>))]
 [JsonSerializable(typeof(string[]))]
 public sealed partial class ContractsJson : JsonSerializerContext;

@@ -12,6 +12,7 @@ public sealed class DataServer : IDisposable
     public DataServer(ServerConfig config)
     {
         Config = config;
+        Monitor = new Diagnostics.Monitor.MonitorLink(this);
         Commands = new CommandTable();
         ThreadCounters.Configure(Commands.AllSpecs.Count);
         CommandLatency.Configure(Commands.AllSpecs.Count);
@@ -69,6 +70,12 @@ public sealed class DataServer : IDisposable
     public SlowLog SlowLog { get; } = new();
     /// <summary>The 1 Hz sampler and the hour of history it keeps.</summary>
     public Sampler Sampler { get; } = new();
+
+    /// <summary>What the elevated monitor pushes: the kernel's and the runtime's view of this process.</summary>
+    public Diagnostics.Monitor.MonitorLink Monitor { get; }
+
+    /// <summary>Where a monitor finds this server and the token it must present; written once the listeners are up.</summary>
+    public Diagnostics.Monitor.MonitorAnnouncementFile? Announcement { get; set; }
     /// <summary>The server's System.Diagnostics.Metrics instruments (dotnet-counters, /metrics).</summary>
     public ServerMeters Meters { get; }
     /// <summary>The last few thousand log lines (debug package, HTTP API).</summary>
@@ -96,6 +103,7 @@ public sealed class DataServer : IDisposable
 
     public void Dispose()
     {
+        Announcement?.Dispose();
         Sampler.Dispose();
         Meters.Dispose();
         Instantaneous.Dispose();

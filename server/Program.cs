@@ -1,6 +1,8 @@
 using Diagnostics.Server;
 using Diagnostics.Server.Api;
 using Diagnostics.Server.Configuration;
+using Diagnostics.Contracts;
+using Diagnostics.Server.Diagnostics.Monitor;
 using Diagnostics.Server.Diagnostics.Package;
 using Diagnostics.Server.Network;
 using Diagnostics.Server.Persistence;
@@ -51,6 +53,12 @@ lifetime.ApplicationStarted.Register(() =>
     if (config.HttpPort != 0)
         log.LogInformation("HTTP API on http://{Bind}:{Port}/api ({Access})", string.Join(' ', config.HttpBind), config.HttpPort,
             config.HttpApiKey is null ? "loopback only, no key" : "API key required");
+    server.Announcement = MonitorAnnouncementFile.Write(config.Port, IngestUrl(), config.Dir);
+    if (server.Announcement.Problem is { } announceProblem)
+        log.LogWarning("No monitor can attach: {Problem}", announceProblem);
+    else
+        log.LogInformation("Monitor announcement in {Path}", server.Announcement.Path);
+    WritePidFile();
     log.LogInformation("Server started, pid {Pid}, {Shards} shards ({Mode}), {Databases} databases, {Transport} transport. Ready to accept connections tcp on {Bind} port {Port}",
         Environment.ProcessId, config.Shards, config.Mode, config.Databases, config.Transport, string.Join(' ', config.Bind), config.Port);
 });
@@ -74,6 +82,8 @@ if (server.Aof.Enabled)
     log.LogInformation("Calling fsync() on the AOF file.");
     server.Aof.Stop(TimeSpan.FromSeconds(30));
 }
+if (config.PidFile.Length > 0)
+    File.Delete(config.PidFile);
 log.LogInformation("Server is now ready to exit, bye bye...");
 return 0;
 
@@ -121,6 +131,36 @@ WebApplication BuildHost()
     app.RegisterDebugEndpoints(server.DebugPackage);
     app.MapStudio();
     return app;
+}
+
+// Where the monitor pushes: the HTTP listener's first address, a wildcard read as loopback.
+string? IngestUrl()
+{
+    if (config.HttpPort == 0)
+        return null;
+    string host = config.HttpBind[0].TrimStart('-') switch
+    {
+        "0.0.0.0" or "*" => "127.0.0.1",
+        "::" => "[::1]",
+        var address when address.Contains(':') => $"[{address}]",
+        var address => address,
+    };
+    return $"http://{host}:{config.HttpPort}{MonitorAnnouncement.IngestPath}";
+}
+
+// Redis's pidfile: the pid and a newline, written once the server is up, removed at exit.
+void WritePidFile()
+{
+    if (config.PidFile.Length == 0)
+        return;
+    try
+    {
+        File.WriteAllText(config.PidFile, Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture) + "\n");
+    }
+    catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+    {
+        log.LogWarning("Failed to write PID file: {Error}", ex.Message);
+    }
 }
 
 void ConfigureCommon(IServiceCollection services, ILoggingBuilder logging)

@@ -1,4 +1,5 @@
 using System.Net;
+using Diagnostics.Contracts;
 using Diagnostics.Server.Configuration;
 using Diagnostics.Studio.Security;
 
@@ -13,7 +14,7 @@ namespace Diagnostics.Server.Api;
 /// to that page. The login page and the studio's static files (no data in them) are open. Requests
 /// that change something are refused when a browser says they come from another site.
 /// </summary>
-public sealed class ApiGate(RequestDelegate next, ServerConfig config)
+public sealed class ApiGate(RequestDelegate next, ServerConfig config, DataServer server)
 {
     /// <summary>True when some HTTP bind address reaches beyond this host.</summary>
     public static bool IsExposed(ServerConfig config)
@@ -37,6 +38,16 @@ public sealed class ApiGate(RequestDelegate next, ServerConfig config)
     {
         if (context.Features.Get<InProcessRequest>() is not null)
             return next(context);
+        // The monitor's push carries the token from the announcement file, and only that: it needs
+        // neither the API key nor a session, and the token opens nothing else.
+        if (context.Request.Path.Equals(MonitorAnnouncement.IngestPath, StringComparison.Ordinal))
+        {
+            string presented = context.Request.Headers[MonitorAnnouncement.TokenHeader].ToString();
+            if (server.Announcement is { Problem: null } announcement && presented.Length > 0 && StudioAccess.Matches(presented, announcement.Token))
+                return next(context);
+            server.Monitor.Reject();
+            return Refuse(context, StatusCodes.Status401Unauthorized, $"the monitor must present the token from the server's announcement file in {MonitorAnnouncement.TokenHeader}");
+        }
         bool exposed = IsExposed(config);
         if (!exposed && !IsLoopbackName(context.Request.Host.Host))
             return Refuse(context, StatusCodes.Status403Forbidden, "host not allowed: the HTTP API answers loopback names only");

@@ -1,3 +1,4 @@
+using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
 using Diagnostics.Contracts;
 using Diagnostics.Server.Diagnostics;
@@ -55,6 +56,9 @@ public static class HttpApi
             .IncludeInDebugPackage("doctor.json");
         api.MapGet("/stacks", async (CancellationToken cancellationToken) => Results.Text(await ManagedStacks.CaptureAsync(cancellationToken), "text/plain; charset=utf-8"))
             .IncludeInDebugPackage("stacks.txt");
+        api.MapGet("/monitor", () => Json(server.Monitor.Report(), ContractsJson.Default.MonitorReport))
+            .IncludeInDebugPackage("monitor.json");
+        api.MapPost("/monitor/ingest", (Func<HttpContext, Task<IResult>>)(context => IngestMonitorBatch(server, context)));
         api.MapGet("/debug/package", (DebugPackageBuilder builder, HttpContext context) => DebugPackage(builder, context));
     }
 
@@ -69,6 +73,24 @@ public static class HttpApi
         if (start > end)
             return Results.BadRequest("'from' is after 'to'");
         return Json(server.Sampler.History.Window(start, end), ContractsJson.Default.MetricHistory);
+    }
+
+    /// <summary>One second of the monitor's events; the gate has already checked its token.</summary>
+    private static async Task<IResult> IngestMonitorBatch(DataServer server, HttpContext context)
+    {
+        MonitorBatch? batch;
+        try
+        {
+            batch = await JsonSerializer.DeserializeAsync(context.Request.Body, ContractsJson.Default.MonitorBatch, context.RequestAborted);
+        }
+        catch (JsonException ex)
+        {
+            server.Monitor.Reject();
+            return Results.BadRequest($"not a monitor batch: {ex.Message}");
+        }
+        if (batch is null || !server.Monitor.Ingest(batch))
+            return Results.BadRequest($"this batch is not for this server (pid {Environment.ProcessId})");
+        return Results.NoContent();
     }
 
     private static IResult KillClient(DataServer server, long id)

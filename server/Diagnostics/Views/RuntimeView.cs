@@ -43,7 +43,7 @@ public static class RuntimeView
             ThreadPoolMinWorkers = minWorkers,
             ThreadPoolMaxWorkers = maxWorkers,
             ThreadPoolAvailableWorkers = availableWorkers,
-            LockContentions = Monitor.LockContentionCount,
+            LockContentions = System.Threading.Monitor.LockContentionCount,
             ProcessThreads = process.Threads.Count,
         };
     }

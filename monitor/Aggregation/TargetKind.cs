@@ -1,0 +1,10 @@
+namespace Diagnostics.Monitor.Aggregation;
+
+public enum TargetKind : byte
+{
+    File,
+    Socket,
+    Pipe,
+    Device,
+    Other,
+}

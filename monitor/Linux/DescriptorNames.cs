@@ -1,0 +1,112 @@
+using System.Globalization;
+using System.Net;
+using Diagnostics.Monitor.Aggregation;
+
+namespace Diagnostics.Monitor.Linux;
+
+/// <summary>
+/// Names the server's file descriptors the first time an event uses them, from
+/// /proc/PID/fd/N (a path, "socket:[inode]", "pipe:[inode]") and, for sockets, the process's
+/// /proc/PID/net/tcp, tcp6 and unix tables ("tcp 127.0.0.1:6379 &lt;- 127.0.0.1:50412"). The name
+/// is kept until the server closes the descriptor or opens another under the same number.
+/// A descriptor closed before it could be looked at reads "fd N (closed)".
+/// </summary>
+public sealed class DescriptorNames(int pid, TargetTable targets)
+{
+    private readonly Dictionary<long, int> _byDescriptor = [];
+    private readonly string _fdDirectory = $"/proc/{pid}/fd/";
+
+    public int Resolve(long fd)
+    {
+        if (_byDescriptor.TryGetValue(fd, out int id))
+            return id;
+        var (name, kind) = Describe(fd);
+        id = targets.Intern(name, kind);
+        _byDescriptor[fd] = id;
+        return id;
+    }
+
+    /// <summary>The descriptor was closed or reused: look it up again next time.</summary>
+    public void Forget(long fd) => _byDescriptor.Remove(fd);
+
+    private (string, TargetKind) Describe(long fd)
+    {
+        string? link;
+        try
+        {
+            link = new FileInfo(_fdDirectory + fd.ToString(CultureInfo.InvariantCulture)).LinkTarget;
+        }
+        catch (IOException)
+        {
+            link = null;
+        }
+        catch (UnauthorizedAccessException)
+        {
+            link = null;
+        }
+        if (link is null)
+            return ($"fd {fd} (closed)", TargetKind.Other);
+        if (link.StartsWith("socket:[", StringComparison.Ordinal))
+            return (SocketName(link["socket:[".Length..^1]) ?? link, TargetKind.Socket);
+        if (link.StartsWith("pipe:[", StringComparison.Ordinal))
+            return ("pipe", TargetKind.Pipe);
+        if (link.StartsWith('/') && !link.StartsWith("/dev/", StringComparison.Ordinal) && !link.StartsWith("/proc/", StringComparison.Ordinal) && !link.StartsWith("/sys/", StringComparison.Ordinal))
+            return (link, TargetKind.File);
+        return (link, TargetKind.Other);
+    }
+
+    private string? SocketName(string inode)
+    {
+        foreach (var (table, v6) in (ReadOnlySpan<(string, bool)>)[("tcp", false), ("tcp6", true)])
+        {
+            foreach (string line in ReadLines($"/proc/{pid}/net/{table}"))
+            {
+                // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+                var fields = line.Split(' ', StringSplitOptions.RemoveEmptyEntries);
+                if (fields.Length > 9 && fields[9] == inode)
+                    return $"tcp {Endpoint(fields[1], v6)} <- {Endpoint(fields[2], v6)}";
+            }
+        }
+        foreach (string line in ReadLines($"/proc/{pid}/net/unix"))
+        {
+            // Num RefCount Protocol Flags Type St Inode [Path]
+            var fields = line.Split(' ', StringSplitOptions.RemoveEmptyEntries);
+            if (fields.Length > 6 && fields[6] == inode)
+                return fields.Length > 7 ? "unix " + fields[7] : "unix socket";
+        }
+        return null;
+    }
+
+    /// <summary>A /proc table's rows, without its heading line.</summary>
+    private static ReadOnlySpan<string> ReadLines(string path)
+    {
+        try
+        {
+            var lines = File.ReadAllLines(path);
+            return lines.AsSpan(Math.Min(1, lines.Length));
+        }
+        catch (IOException)
+        {
+            return [];
+        }
+    }
+
+    /// <summary>"0100007F:18EB" (address in the kernel's byte order, port in hex) to "127.0.0.1:6379".</summary>
+    public static string Endpoint(string hex, bool v6)
+    {
+        int colon = hex.IndexOf(':');
+        int port = int.Parse(hex.AsSpan(colon + 1), NumberStyles.HexNumber, CultureInfo.InvariantCulture);
+        var address = hex.AsSpan(0, colon);
+        var bytes = new byte[address.Length / 2];
+        // Each 32-bit word is printed as a host-order (little-endian) integer.
+        for (int word = 0; word < bytes.Length / 4; word++)
+        {
+            uint value = uint.Parse(address.Slice(word * 8, 8), NumberStyles.HexNumber, CultureInfo.InvariantCulture);
+            BitConverter.TryWriteBytes(bytes.AsSpan(word * 4, 4), value);
+        }
+        var ip = new IPAddress(bytes);
+        if (v6 && ip.IsIPv4MappedToIPv6)
+            ip = ip.MapToIPv4();
+        return v6 && ip.AddressFamily == System.Net.Sockets.AddressFamily.InterNetworkV6 ? $"[{ip}]:{port}" : $"{ip}:{port}";
+    }
+}
