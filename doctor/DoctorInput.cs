@@ -22,6 +22,8 @@ public sealed record DoctorInput
     public RuntimeReport? Runtime { get; init; }
     public EnvironmentReport? Environment { get; init; }
     public IReadOnlyList<DiskIoFigures> DiskIo { get; init; } = [];
+    /// <summary>What the elevated monitor reported; null when no monitor ever attached (or the package predates it).</summary>
+    public MonitorReport? Monitor { get; init; }
     public IReadOnlyDictionary<string, string> Config { get; init; } = new Dictionary<string, string>();
 
     /// <summary>An INFO field ("memory", "used_memory"), or null.</summary>

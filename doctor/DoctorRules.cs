@@ -19,6 +19,8 @@ public static class DoctorRules
         new OutputBufferRule(),
         new RejectedConnectionsRule(),
         new FsyncLatencyRule(),
+        new KernelFsyncRule(),
+        new UnaccountedWritesRule(),
         new LatencySpikesRule(),
         new SlowCommandsRule(),
         new GcPauseRule(),

@@ -30,6 +30,7 @@ public static class PackageReader
             Runtime = Read(zip, "runtime.json", ContractsJson.Default.RuntimeReport),
             Environment = Read(zip, "environment.json", ContractsJson.Default.EnvironmentReport),
             DiskIo = Read(zip, "diskio.json", ContractsJson.Default.DiskIoFiguresArray) ?? [],
+            Monitor = Read(zip, "monitor.json", ContractsJson.Default.MonitorReport),
             Config = Read(zip, "config.json", ContractsJson.Default.DictionaryStringString) ?? [],
         };
     }

@@ -82,8 +82,7 @@ public sealed class MonitorService(MonitorOptions options, ILogger<MonitorServic
                 if (options.Block)
                     block = new TracefsBlockSource(server.Pid, tracefs!, server.DataDirectory);
             }
-            //WINDOWS
-            //RUNTIME
+            // Not yet wired: the Windows ETW source and the EventPipe runtime source (issue 6, in progress).
             foreach (var source in (IEventSource?[])[kernel, block, runtime])
             {
                 if (source is null)

@@ -23,6 +23,7 @@ public static class DoctorView
         Runtime = RuntimeView.Build(),
         Environment = EnvironmentView.Build(),
         DiskIo = DiskIoView.Build(),
+        Monitor = server.Monitor.Report(),
         Config = Api.HttpApi.RedactedConfig(server),
     };
 
