@@ -43,4 +43,21 @@ public static class MetricNames
     public const string ProcessThreads = "process_threads";
     public const string SlowCommandsPerSecond = "slow_commands_per_sec";
     public const string LargestOutputBufferBytes = "largest_output_buffer_bytes";
+
+    // The monitor's figures: the kernel's and the runtime's view, present while a monitor is attached.
+    public const string KernelFileWriteBytesPerSecond = "kernel_file_write_bytes_per_sec";
+    public const string KernelFileReadBytesPerSecond = "kernel_file_read_bytes_per_sec";
+    public const string KernelFsyncsPerSecond = "kernel_fsyncs_per_sec";
+    /// <summary>Upper bound of the slowest fsync the kernel timed in the interval.</summary>
+    public const string KernelFsyncMaxMicros = "kernel_fsync_max_usec";
+    public const string KernelSendBytesPerSecond = "kernel_send_bytes_per_sec";
+    public const string KernelReceiveBytesPerSecond = "kernel_receive_bytes_per_sec";
+    public const string KernelDeviceWriteBytesPerSecond = "kernel_device_write_bytes_per_sec";
+    public const string KernelDeviceReadBytesPerSecond = "kernel_device_read_bytes_per_sec";
+    public const string MonitorEventsPerSecond = "monitor_events_per_sec";
+    /// <summary>Events lost anywhere between the kernel or runtime and the server, per second.</summary>
+    public const string MonitorDroppedPerSecond = "monitor_dropped_per_sec";
+    public const string RuntimeGcPausesPerSecond = "runtime_gc_pauses_per_sec";
+    public const string RuntimeGcPauseMaxMicros = "runtime_gc_pause_max_usec";
+    public const string RuntimeAllocatedBytesPerSecond = "runtime_allocated_bytes_per_sec";
 }

@@ -45,6 +45,7 @@ public static class ServerSampleSources
             writer.Gauge(MetricNames.ThreadPoolThreads, ThreadPool.ThreadCount);
         });
         sampler.AddSource(DiskSource());
+        sampler.AddSource(server.Monitor.WriteFigures);
     }
 
     /// <summary>Ops/s in all and by command group ("string", "generic"...), summed over every thread's counters.</summary>

@@ -35,6 +35,9 @@ public interface IStudioSource
     EnvironmentReport? Environment();
     IReadOnlyDictionary<string, string> Config();
 
+    /// <summary>What the elevated monitor reported (kernel I/O, runtime events); null when the source has no monitor report.</summary>
+    MonitorReport? Monitor();
+
     /// <summary>The doctor's findings: for a package, the rules run again over what it holds.</summary>
     DoctorReport Doctor();
 }

@@ -75,6 +75,7 @@ public sealed class PackageSource : IStudioSource
     public MemoryReport? Memory() => _input.Memory;
     public IReadOnlyList<DiskIoFigures> DiskIo() => _input.DiskIo;
     public RuntimeReport? Runtime() => _input.Runtime;
+    public MonitorReport? Monitor() => _input.Monitor;
     public EnvironmentReport? Environment() => _input.Environment;
     public IReadOnlyDictionary<string, string> Config() => _input.Config;
     public DoctorReport Doctor() => _doctor;

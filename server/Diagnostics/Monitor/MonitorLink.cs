@@ -35,7 +35,8 @@ public sealed class MonitorLink(DataServer server)
     private long _rejected;
     private long _contentions;
     private long _contentionMicros;
-    private MonitorBatch? _latest;
+    private Dictionary<string, double>? _latestFigures;
+    private long _droppedSoFar;
 
     /// <summary>A push that failed the token check or named another process.</summary>
     public void Reject()
@@ -55,11 +56,15 @@ public sealed class MonitorLink(DataServer server)
         lock (_gate)
         {
             if (_status is null || _status.MonitorPid != batch.Status.MonitorPid || _status.StartedUnixMs != batch.Status.StartedUnixMs)
+            {
                 BeginAttachment();
+                _droppedSoFar = 0;
+            }
             _status = batch.Status;
             _lastBatch = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
             _batches++;
-            _latest = batch;
+            _latestFigures = MonitorFigures.Of(batch, _droppedSoFar);
+            _droppedSoFar = MonitorFigures.Dropped(batch);
             foreach (var io in batch.Io)
             {
                 Add(_byTarget, (io.Target, io.Operation), io, TargetsKept);
@@ -110,11 +115,16 @@ public sealed class MonitorLink(DataServer server)
         _contentionMicros += runtime.ContentionMicros;
     }
 
-    /// <summary>The last second's batch while attached, for the sampler's kernel and runtime series.</summary>
-    public MonitorBatch? LatestWhileAttached()
+    /// <summary>The latest batch's per-second figures while attached, for the sampler's kernel and runtime series.</summary>
+    public void WriteFigures(SampleWriter writer)
     {
         lock (_gate)
-            return IsAttached() ? _latest : null;
+        {
+            if (!IsAttached() || _latestFigures is null)
+                return;
+            foreach (var (name, value) in _latestFigures)
+                writer.Gauge(name, value);
+        }
     }
 
     private bool IsAttached() => _lastBatch != 0 && DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - _lastBatch <= AttachedWithin.TotalMilliseconds;

@@ -22,6 +22,7 @@ public sealed class FixedStudioSource : IStudioSource, IHistoryFeed
     public IReadOnlyList<SlowLogRecord> SlowLogList { get; init; } = [];
     public MemoryReport? MemoryReport { get; init; }
     public IReadOnlyList<DiskIoFigures> DiskIoList { get; init; } = [];
+    public MonitorReport? MonitorReport { get; init; }
     public RuntimeReport? RuntimeReport { get; init; }
     public EnvironmentReport? EnvironmentReport { get; init; }
     public IReadOnlyDictionary<string, string> ConfigValues { get; init; } = new Dictionary<string, string>();
@@ -46,6 +47,7 @@ public sealed class FixedStudioSource : IStudioSource, IHistoryFeed
     public MemoryReport? Memory() => MemoryReport;
     public IReadOnlyList<DiskIoFigures> DiskIo() => DiskIoList;
     public RuntimeReport? Runtime() => RuntimeReport;
+    public MonitorReport? Monitor() => MonitorReport;
     public EnvironmentReport? Environment() => EnvironmentReport;
     public IReadOnlyDictionary<string, string> Config() => ConfigValues;
     public DoctorReport Doctor() => DoctorReport;
