@@ -37,6 +37,10 @@ public sealed class BlockDecoder
         _wallOffsetMicros = wallOffsetMicros;
     }
 
+    // Requests issued before tracing began complete without an issue: not losses. A second after
+    // the first record, every request in flight was issued under our eyes.
+    private long _countUnpairedFrom = long.MaxValue;
+
     public long Records { get; private set; }
     public long Unpaired { get; private set; }
 
@@ -44,7 +48,8 @@ public sealed class BlockDecoder
 
     public void OnRecord(long timestamp, ReadOnlySpan<byte> record)
     {
-        Records++;
+        if (Records++ == 0)
+            _countUnpairedFrom = timestamp + 1_000_000_000;
         int id = BitConverter.ToUInt16(record);
         if (id == _issue.Id)
         {
@@ -62,7 +67,8 @@ public sealed class BlockDecoder
             long sector = _completeSector.Read(record);
             if (!_inFlight.Remove(sector, out var issued))
             {
-                Unpaired++;
+                if (timestamp >= _countUnpairedFrom)
+                    Unpaired++;
                 return;
             }
             string flags = _completeFlags.ReadText(record);

@@ -59,6 +59,7 @@ public sealed class SyscallDecoder
         ref var pending = ref System.Runtime.InteropServices.CollectionsMarshal.GetValueRefOrAddDefault(_pending, tid, out _);
         if (slot.Kind == SlotKind.Enter)
         {
+            pending.Started = true;
             if (pending.HasExit && pending.ExitCall == slot.Call && pending.ExitTime >= timestamp)
             {
                 Complete(tid, slot.Call, value, timestamp, pending.ExitResult, pending.ExitTime);
@@ -79,6 +80,9 @@ public sealed class SyscallDecoder
             pending.HasEnter = false;
             return;
         }
+        // A thread that was inside a call when tracing began exits without an enter: not a loss.
+        if (!pending.Started)
+            return;
         if (pending.HasExit)
             Unpaired++;
         pending.HasExit = true;
@@ -111,6 +115,8 @@ public sealed class SyscallDecoder
 
     private struct Pending
     {
+        /// <summary>An enter of this thread was seen: from then on an exit without one is a loss.</summary>
+        public bool Started;
         public bool HasEnter;
         public byte EnterCall;
         public long EnterFd;

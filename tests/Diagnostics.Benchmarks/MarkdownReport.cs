@@ -9,7 +9,7 @@ public sealed record BenchmarkRun(
     IReadOnlyList<ThroughputResult>? Throughput, AllocationProbe? Probe,
     MemoryResult? Memory, bool OursHasUsedMemory,
     IReadOnlyList<AofWriteResult>? AofWrite, AofLoadResult? AofLoad,
-    DiagnosticsSuiteResult? Diagnostics, StudioSuiteResult? Studio);
+    DiagnosticsSuiteResult? Diagnostics, StudioSuiteResult? Studio, MonitorSuiteResult? Monitor);
 
 /// <summary>The results as Markdown: machine, settings, then one section per suite that ran (throughput, memory, AOF write, AOF load, diagnostics, studio).</summary>
 public static class MarkdownReport
@@ -46,6 +46,8 @@ public static class MarkdownReport
             Diagnostics(md, options, diagnostics);
         if (run.Studio is { } studio)
             Studio(md, options, studio);
+        if (run.Monitor is { } monitor)
+            Monitor(md, options, monitor);
         return md.ToString();
     }
 
@@ -348,6 +350,35 @@ public static class MarkdownReport
             var cost = result.IdleBrowser[i];
             Line(string.Create(inv, $"| {i + 1} | {cost.TaskMillisPerSecond:0.0} ms/s | {cost.ScriptMillisPerSecond:0.0} ms/s | {cost.LayoutAndStyleMillisPerSecond:0.0} ms/s |"));
         }
+    }
+
+    private static void Monitor(StringBuilder md, BenchmarkOptions options, MonitorSuiteResult result)
+    {
+        void Line(string text = "") => md.Append(text).Append('\n');
+        var inv = CultureInfo.InvariantCulture;
+        Line();
+        Line("### Monitor: cost and capacity");
+        Line();
+        Line($"Our server (`{result.OursCommandLine}`) under redis-benchmark with the monitor attached (`Diagnostics.Monitor --pid`, as root: every I/O system call of the server traced, enter and exit, plus its disk's block requests, pushed once a second) against the same server alone, and redis-server (`{result.RedisCommandLine}`) as the reference. " +
+             "The monitor attaches before each attached run and leaves after it. Events/s are the syscall tracepoint records the monitor read and decoded per second of the run; dropped counts every event lost anywhere (kernel ring-buffer overruns, pages with missed events, unpaired enters or exits, batches not delivered). " +
+             string.Create(inv, $"Load: `redis-benchmark -t <test> -d {BenchmarkOptions.DataSize} -r {BenchmarkOptions.KeySpace} -c {BenchmarkOptions.Clients} -n <requests> -P <pipeline>`; {options.Rounds} round(s) after a warm-up, the three configurations rotating; medians."));
+        Line();
+        Line(string.Create(inv, $"| Load | Pipeline | Requests | Alone rps | Attached rps | **Attached/Alone** | per round: median (range) | ≥ {MonitorSuite.ThroughputTarget:0.00} | CPU µs/req alone / attached | Events/s (median, max) | Dropped (all runs) | Monitor CPU ms/s | Redis rps | Attached/Redis |"));
+        Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        foreach (var row in result.Loads)
+        {
+            double alone = Statistics.Median(row.Detached.Select(s => s.RequestsPerSecond));
+            double attached = Statistics.Median(row.Attached.Select(s => s.RequestsPerSecond));
+            double redis = Statistics.Median(row.Redis.Select(s => s.RequestsPerSecond));
+            double ratio = attached / alone;
+            Line(string.Create(inv,
+                $"| {row.Load.Name} | {row.Load.Pipeline} | {row.Load.Requests:N0} | {alone:N0} | {attached:N0} | **{ratio:0.000}** | {PairedRatios(row.Attached, row.Detached, s => s.RequestsPerSecond)} | {(ratio >= MonitorSuite.ThroughputTarget ? "yes" : "no")} | ") +
+                string.Create(inv, $"{Statistics.Median(row.Detached.Select(s => s.CpuMicrosPerRequest)):0.000} / {Statistics.Median(row.Attached.Select(s => s.CpuMicrosPerRequest)):0.000} | {Statistics.Median(row.EventsPerSecond):N0} ({row.EventsPerSecond.Max():N0}) | {row.Dropped.Sum():N0} | {Statistics.Median(row.MonitorCpuMillisPerSecond):0} | {redis:N0} | {attached / redis:0.00} |"));
+        }
+        var clean = result.Loads.SelectMany(l => l.EventsPerSecond.Zip(l.Dropped)).Where(p => p.Second == 0).Select(p => p.First).ToList();
+        Line();
+        Line(string.Create(inv, $"Highest events/s sustained by a run with no event dropped: {(clean.Count > 0 ? clean.Max().ToString("N0", inv) : "none")} (target ≥ {MonitorSuite.EventsTarget:N0}). ") +
+             string.Create(inv, $"Over all loads and rounds, the per-round Attached/Alone ratios' median: {Statistics.Median(result.Loads.SelectMany(l => Ratios(l.Attached, l.Detached, s => s.RequestsPerSecond))):0.000} (target ≥ {MonitorSuite.ThroughputTarget:0.00})."));
     }
 
     private static string BrowserShare(double millisPerSecond)

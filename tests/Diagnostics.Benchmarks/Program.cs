@@ -91,7 +91,11 @@ try
         ? new StudioSuite(options, redisServer, redisBenchmark, progress).Run()
         : null;
 
-    var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics, studio);
+    MonitorSuiteResult? monitor = options.Runs(BenchmarkOptions.MonitorSuite)
+        ? new MonitorSuite(options, redisServer, redisBenchmark, progress).Run()
+        : null;
+
+    var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics, studio, monitor);
     string report = MarkdownReport.Build(machine, options, run);
     Console.WriteLine();
     Console.Write(report);

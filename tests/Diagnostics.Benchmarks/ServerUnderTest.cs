@@ -247,6 +247,8 @@ public sealed class ServerUnderTest : IDisposable
     /// utime + stime of /proc/&lt;pid&gt;/stat, in clock ticks (sysconf(_SC_CLK_TCK), 100 Hz on Linux).
     /// Our server runs inside the dotnet host process, so its pid is the server's.
     /// </summary>
+    public int Pid => _process.Id;
+
     public TimeSpan CpuTime()
     {
         EnsureRunning();

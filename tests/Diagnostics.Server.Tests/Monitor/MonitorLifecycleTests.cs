@@ -75,6 +75,34 @@ public sealed class MonitorLifecycleTests
     }
 
     [Fact]
+    public void FollowsAServerByPortAcrossARestartThenGivesUpWhenItStaysAway()
+    {
+        int port = ServerProcess.FreePort();
+        string portText = port.ToString(CultureInfo.InvariantCulture);
+        var first = ServerProcess.Start("--port", portText);
+        using var monitor = MonitorProcess.Start(["--port", portText, "--no-runtime", "--no-block", "--give-up-after", "5"]);
+        using (var api = new ApiClient(first.HttpPort))
+            MonitorProbe.WaitAttached(api, monitor);
+        ExternalTool.RedisCli(port, "SHUTDOWN");
+        Poll.Until(() => first.HasExited, "the first server to shut down");
+        first.Dispose();
+
+        using (var second = ServerProcess.Start("--port", portText))
+        {
+            using var api = new ApiClient(second.HttpPort);
+            var report = MonitorProbe.WaitAttached(api, monitor);
+            Assert.Equal(second.Pid, report.Status!.ServerPid);
+            Assert.Single(InstancesOf(monitor.Pid));
+            ExternalTool.RedisCli(port, "SHUTDOWN");
+            Poll.Until(() => second.HasExited, "the second server to shut down");
+        }
+        Assert.True(monitor.WaitForExit(TimeSpan.FromSeconds(20)), "the monitor did not give up on a server gone for good:\n" + monitor.Output);
+        Assert.Equal(0, monitor.ExitCode);
+        Assert.Contains("gone for good", monitor.Output);
+        Assert.Empty(InstancesOf(monitor.Pid));
+    }
+
+    [Fact]
     public void IngestNeedsTheAnnouncedTokenAndTheAnnouncementIsForItsOwnerOnly()
     {
         using var server = ServerProcess.Start();
