@@ -74,6 +74,8 @@ public sealed class MonitorService(MonitorOptions options, ILogger<MonitorServic
         IKernelIoSource? block = null;
         IEventSource? runtime = null;
         using var ingest = new IngestClient(server);
+        var interval = Stopwatch.StartNew();
+        long intervalStart = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         try
         {
             if (OperatingSystem.IsLinux())
@@ -98,9 +100,10 @@ public sealed class MonitorService(MonitorOptions options, ILogger<MonitorServic
                 }
             }
             log.LogInformation("Attached to server pid {Pid}, pushing to {Url}", server.Pid, server.IngestUrl);
-            var interval = Stopwatch.StartNew();
-            long intervalStart = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+            interval.Restart();
+            intervalStart = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
             using var timer = new PeriodicTimer(options.Interval);
+            string? lastError = null;
             while (await timer.WaitForNextTickAsync(stopping))
             {
                 bool alive = ServerLocator.ProcessAlive(server.Pid);
@@ -108,6 +111,14 @@ public sealed class MonitorService(MonitorOptions options, ILogger<MonitorServic
                 ingest.Enqueue(Cut(server.Pid, sources, kernel, block, runtime, interval.Elapsed, intervalStart, end, ingest.DroppedBatches));
                 interval.Restart();
                 intervalStart = end;
+                if (ingest.LastError != lastError)
+                {
+                    if (ingest.LastError is not null)
+                        log.LogWarning("Pushing to {Url} fails: {Error}", server.IngestUrl, ingest.LastError);
+                    else
+                        log.LogInformation("Pushing to {Url} works again", server.IngestUrl);
+                    lastError = ingest.LastError;
+                }
                 if (!alive)
                 {
                     log.LogInformation("Server pid {Pid} exited", server.Pid);
@@ -118,7 +129,7 @@ public sealed class MonitorService(MonitorOptions options, ILogger<MonitorServic
         catch (OperationCanceledException)
         {
             // Asked to stop: the last interval's batch is pushed below before the sources go.
-            ingest.Enqueue(Cut(server.Pid, sources, kernel, block, runtime, TimeSpan.FromSeconds(1), DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(), DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(), ingest.DroppedBatches));
+            ingest.Enqueue(Cut(server.Pid, sources, kernel, block, runtime, interval.Elapsed, intervalStart, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(), ingest.DroppedBatches));
         }
         finally
         {

@@ -3,10 +3,14 @@ using System.Runtime.InteropServices;
 namespace Diagnostics.Monitor.Linux;
 
 /// <summary>
-/// Drains an instance's per-CPU binary ring buffers (trace_pipe_raw) on one thread: a
-/// non-blocking read returns a page with whatever is committed, the page is walked under the
-/// aggregator's gate, and when every CPU is empty the thread sleeps briefly. One page per read
-/// keeps the copy small; the kernel's buffers (sized by the source) absorb the bursts between.
+/// Drains an instance's per-CPU binary ring buffers (trace_pipe_raw) on one thread and hands the
+/// records on in timestamp order across CPUs. A non-blocking read returns a page with whatever is
+/// committed; each turn reads up to <see cref="PagesPerTurn"/> pages from every CPU, stages their
+/// records, sorts them by time and passes on those no unread record can precede: up to the
+/// earliest last timestamp among CPUs that may hold more (a drained CPU's next records are newer
+/// than anything read). The rest wait for the next turn. Order matters because a thread that
+/// moves between CPUs inside a system call has its enter in one buffer and its exit in another.
+/// When every CPU is empty the thread sleeps briefly; the kernel's buffers absorb the bursts.
 /// </summary>
 public sealed unsafe class TracefsBufferReader : IDisposable
 {
@@ -17,7 +21,16 @@ public sealed unsafe class TracefsBufferReader : IDisposable
     private readonly int[] _fds;
     private readonly int _pageSize;
     private readonly Thread _thread;
+    private readonly RingBufferPage.EventHandler _stage;
     private volatile bool _stopping;
+    private const int PagesPerTurn = 16;
+    // Records read but not yet passed on: their bytes in one arena, their times and places in a list.
+    private byte[] _arena = new byte[1 << 20];
+    private byte[] _spare = new byte[1 << 20];
+    private int _arenaUsed;
+    private readonly List<StagedRecord> _staged = new(16_384);
+    private long _sequence;
+    private long _lastStagedTime;
 
     public TracefsBufferReader(TracefsInstance instance, RingBufferPage.EventHandler onEvent, Lock gate, string threadName)
     {
@@ -36,6 +49,7 @@ public sealed unsafe class TracefsBufferReader : IDisposable
                 throw new IOException($"cannot open {buffers[i].Path}: {Libc.ErrorText(Marshal.GetLastPInvokeError())}");
         }
         _thread = new Thread(Run) { IsBackground = true, Name = threadName };
+        _stage = Stage;
     }
 
     /// <summary>Events lost before they reached a page this reader got (the page's missed-events mark).</summary>
@@ -55,12 +69,19 @@ public sealed unsafe class TracefsBufferReader : IDisposable
             while (!_stopping)
             {
                 bool any = false;
+                long horizon = long.MaxValue;
                 for (int cpu = 0; cpu < _fds.Length && !_stopping; cpu++)
                 {
-                    // A few pages per CPU per turn, so one busy CPU cannot starve the others' pairing.
-                    for (int n = 0; n < 64 && ReadPage(_fds[cpu], page); n++)
-                        any = true;
+                    int pages = 0;
+                    _lastStagedTime = long.MinValue;
+                    while (pages < PagesPerTurn && ReadPage(_fds[cpu], page))
+                        pages++;
+                    any |= pages > 0;
+                    // A CPU that gave a full turn may hold more, all later than what it gave.
+                    if (pages == PagesPerTurn && _lastStagedTime != long.MinValue)
+                        horizon = Math.Min(horizon, _lastStagedTime);
                 }
+                PassOn(horizon);
                 if (!any)
                     Thread.Sleep(10);
             }
@@ -86,14 +107,60 @@ public sealed unsafe class TracefsBufferReader : IDisposable
         if (read == 0)
             return false;
         Pages++;
-        lock (_gate)
-        {
-            long missed = _layout.Walk(page.AsSpan(0, (int)read), _onEvent);
-            if (missed > 0)
-                MissedInPages += missed;
-        }
+        long missed = _layout.Walk(page.AsSpan(0, (int)read), _stage);
+        if (missed > 0)
+            MissedInPages += missed;
         return true;
     }
+
+    private void Stage(long timestamp, ReadOnlySpan<byte> record)
+    {
+        if (_arenaUsed + record.Length > _arena.Length)
+            Array.Resize(ref _arena, Math.Max(_arena.Length * 2, _arenaUsed + record.Length));
+        record.CopyTo(_arena.AsSpan(_arenaUsed));
+        _staged.Add(new StagedRecord(timestamp, _sequence++, _arenaUsed, record.Length));
+        _arenaUsed += record.Length;
+        _lastStagedTime = timestamp;
+    }
+
+    /// <summary>Hands on, in time order, every staged record up to <paramref name="horizon"/>; keeps the rest.</summary>
+    private void PassOn(long horizon)
+    {
+        if (_staged.Count == 0)
+            return;
+        _staged.Sort(static (a, b) => a.Timestamp != b.Timestamp ? a.Timestamp.CompareTo(b.Timestamp) : a.Sequence.CompareTo(b.Sequence));
+        int passed = 0;
+        lock (_gate)
+        {
+            for (; passed < _staged.Count && _staged[passed].Timestamp <= horizon; passed++)
+            {
+                var staged = _staged[passed];
+                _onEvent(staged.Timestamp, _arena.AsSpan(staged.Offset, staged.Length));
+            }
+        }
+        if (passed == _staged.Count)
+        {
+            _staged.Clear();
+            _arenaUsed = 0;
+            return;
+        }
+        // Move the records that wait to the front of the arena.
+        var waiting = _staged.GetRange(passed, _staged.Count - passed);
+        _staged.Clear();
+        if (_spare.Length < _arena.Length)
+            _spare = new byte[_arena.Length];
+        int used = 0;
+        foreach (var record in waiting)
+        {
+            _arena.AsSpan(record.Offset, record.Length).CopyTo(_spare.AsSpan(used));
+            _staged.Add(record with { Offset = used });
+            used += record.Length;
+        }
+        (_arena, _spare) = (_spare, _arena);
+        _arenaUsed = used;
+    }
+
+    private readonly record struct StagedRecord(long Timestamp, long Sequence, int Offset, int Length);
 
     public void Dispose()
     {

@@ -11,7 +11,8 @@ public static class MonitorFigures
 {
     public static Dictionary<string, double> Of(MonitorBatch batch, long droppedBefore)
     {
-        double seconds = Math.Max((batch.EndUnixMs - batch.StartUnixMs) / 1000.0, 0.001);
+        // A last, short interval (the monitor stopping) is stretched so its rates do not spike.
+        double seconds = Math.Max((batch.EndUnixMs - batch.StartUnixMs) / 1000.0, 0.25);
         double fileWrite = 0, fileRead = 0, fsyncs = 0, send = 0, receive = 0, deviceWrite = 0, deviceRead = 0;
         int slowestFsyncBucket = -1;
         foreach (var io in batch.Io)
