@@ -2,6 +2,7 @@ using System.Diagnostics;
 using Diagnostics.Contracts;
 using Diagnostics.Monitor.Attach;
 using Diagnostics.Monitor.Linux;
+using Diagnostics.Monitor.Runtime;
 using Diagnostics.Monitor.Streaming;
 
 namespace Diagnostics.Monitor;
@@ -72,7 +73,7 @@ public sealed class MonitorService(MonitorOptions options, ILogger<MonitorServic
         var sources = new List<IEventSource>();
         IKernelIoSource? kernel = null;
         IKernelIoSource? block = null;
-        IEventSource? runtime = null;
+        EventPipeRuntimeSource? runtime = null;
         using var ingest = new IngestClient(server);
         var interval = Stopwatch.StartNew();
         long intervalStart = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
@@ -84,7 +85,8 @@ public sealed class MonitorService(MonitorOptions options, ILogger<MonitorServic
                 if (options.Block)
                     block = new TracefsBlockSource(server.Pid, tracefs!, server.DataDirectory);
             }
-            // Not yet wired: the Windows ETW source and the EventPipe runtime source (issue 6, in progress).
+            if (options.Runtime)
+                runtime = new EventPipeRuntimeSource(server.Pid);
             foreach (var source in (IEventSource?[])[kernel, block, runtime])
             {
                 if (source is null)
@@ -138,7 +140,7 @@ public sealed class MonitorService(MonitorOptions options, ILogger<MonitorServic
         }
     }
 
-    private MonitorBatch Cut(int pid, List<IEventSource> sources, IKernelIoSource? kernel, IKernelIoSource? block, IEventSource? runtime,
+    private MonitorBatch Cut(int pid, List<IEventSource> sources, IKernelIoSource? kernel, IKernelIoSource? block, EventPipeRuntimeSource? runtime,
         TimeSpan interval, long start, long end, long droppedBatches)
     {
         var statuses = new List<MonitorSourceStatus>(sources.Count);
@@ -173,7 +175,7 @@ public sealed class MonitorService(MonitorOptions options, ILogger<MonitorServic
             Io = io,
             Events = events,
             Threads = OperatingSystem.IsLinux() ? ProcThreadCounters.Read(pid) : [],
-            Runtime = null,
+            Runtime = runtime?.Aggregator.Cut(),
         };
     }
 }

@@ -70,6 +70,28 @@ public sealed class MonitorKernelTests
             $"the kernel's receive and send bytes on {target} to equal the server's tot-net-in {netIn} and tot-net-out {netOut} (last seen {seen}):\n{monitor.Output}", 15_000);
     }
 
+    [Fact]
+    public void GcPausesAndAllocationsArriveFromTheRuntime()
+    {
+        using var server = ServerProcess.StartWithEnvironment(new Dictionary<string, string> { ["DOTNET_GCgen0size"] = "0x10000" });
+        using var api = new ApiClient(server.HttpPort);
+        using var monitor = MonitorProcess.Start(["--pid", server.Pid.ToString(CultureInfo.InvariantCulture), "--no-block"]);
+        MonitorProbe.WaitAttached(api, monitor, source: "eventpipe");
+
+        MonitorReport report = null!;
+        using (BackgroundLoad.Command(server.Port, 2, "INFO", "all"))
+            Poll.Until(() => (report = MonitorProbe.Report(api)).RecentGcPauses.Count >= 5 && report.TopAllocations.Count > 0,
+                $"GC pauses and allocation ticks from the server's runtime:\n{monitor.Output}", 30_000);
+
+        Assert.All(report.RecentGcPauses, pause => Assert.InRange(pause.Generation, 0, 2));
+        Assert.Contains(report.RecentGcPauses, pause => pause.PauseMicros > 0);
+        Assert.Contains(report.RecentGcPauses, pause => pause.Reason.Length > 0 && pause.Number > 0);
+        Assert.All(report.TopAllocations, a => Assert.True(a.Bytes > 0 && a.TypeName.Length > 0));
+        var eventPipe = MonitorProbe.Source(report, "eventpipe");
+        Assert.True(eventPipe.TotalEvents > 0);
+        Assert.Equal(0, eventPipe.DroppedAtSource);
+    }
+
     private static Dictionary<string, string> ClientFields(RespClient observer, string name)
     {
         foreach (string line in observer.Call("CLIENT", "LIST").Text!.Split('\n', StringSplitOptions.RemoveEmptyEntries))
