@@ -11,7 +11,10 @@ public interface IEventSource : IDisposable
 {
     string Name { get; }
 
-    /// <summary>Begins collecting; throws with a clear message when the platform refuses.</summary>
+    /// <summary>
+    /// Begins collecting. A refusal shows as a "failed: why" state in <see cref="Report"/> (a source
+    /// that opens its session on a thread of its own fails there), or as an exception from here.
+    /// </summary>
     void Start();
 
     /// <summary>State, rate over the last <paramref name="interval"/>, totals and drops.</summary>

@@ -4,6 +4,7 @@ using Diagnostics.Monitor.Attach;
 using Diagnostics.Monitor.Linux;
 using Diagnostics.Monitor.Runtime;
 using Diagnostics.Monitor.Streaming;
+using Diagnostics.Monitor.Windows;
 
 namespace Diagnostics.Monitor;
 
@@ -16,6 +17,7 @@ namespace Diagnostics.Monitor;
 public sealed class MonitorService(MonitorOptions options, ILogger<MonitorService> log, IHostApplicationLifetime lifetime) : BackgroundService
 {
     private readonly long _startedUnixMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+    private readonly Dictionary<string, string> _lastStates = new(StringComparer.Ordinal);
 
     protected override async Task ExecuteAsync(CancellationToken stopping)
     {
@@ -85,6 +87,8 @@ public sealed class MonitorService(MonitorOptions options, ILogger<MonitorServic
                 if (options.Block)
                     block = new TracefsBlockSource(server.Pid, tracefs!, server.DataDirectory);
             }
+            else if (OperatingSystem.IsWindows())
+                kernel = new EtwKernelSource(server.Pid, log);
             if (options.Runtime)
                 runtime = new EventPipeRuntimeSource(server.Pid);
             foreach (var source in (IEventSource?[])[kernel, block, runtime])
@@ -145,7 +149,19 @@ public sealed class MonitorService(MonitorOptions options, ILogger<MonitorServic
     {
         var statuses = new List<MonitorSourceStatus>(sources.Count);
         foreach (var source in sources)
-            statuses.Add(source.Report(interval));
+        {
+            var status = source.Report(interval);
+            statuses.Add(status);
+            // Sources may start or fail on their own threads: say so once, when it changes.
+            if (_lastStates.GetValueOrDefault(source.Name) != status.State)
+            {
+                if (status.State.StartsWith("failed", StringComparison.Ordinal))
+                    log.LogError("Source {Source}: {State}", source.Name, status.State);
+                else
+                    log.LogInformation("Source {Source}: {State}", source.Name, status.State);
+                _lastStates[source.Name] = status.State;
+            }
+        }
         var io = new List<KernelIoAggregate>();
         var events = new List<KernelIoEvent>();
         foreach (var source in (IKernelIoSource?[])[kernel, block])

@@ -88,7 +88,14 @@ public sealed class MonitorProcess : IDisposable
             _output.AppendLine(line);
     }
 
-    public bool WaitForExit(TimeSpan timeout) => _process.WaitForExit(timeout);
+    /// <summary>Waits for the exit and, once it came, for the last output lines to be read.</summary>
+    public bool WaitForExit(TimeSpan timeout)
+    {
+        if (!_process.WaitForExit(timeout))
+            return false;
+        _process.WaitForExit();
+        return true;
+    }
 
     /// <summary>SIGTERM, as systemd stops it; waits for a clean exit.</summary>
     public void Stop()
