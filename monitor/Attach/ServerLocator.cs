@@ -89,20 +89,7 @@ public sealed class ServerLocator(MonitorOptions options)
         }
     }
 
-    public static bool ProcessAlive(int pid)
-    {
-        if (OperatingSystem.IsLinux())
-            return Directory.Exists($"/proc/{pid}");
-        try
-        {
-            using var process = System.Diagnostics.Process.GetProcessById(pid);
-            return !process.HasExited;
-        }
-        catch (ArgumentException)
-        {
-            return false;
-        }
-    }
+    public static bool ProcessAlive(int pid) => ProcessLiveness.IsRunning(pid);
 
     private static uint UserOf(int pid)
     {

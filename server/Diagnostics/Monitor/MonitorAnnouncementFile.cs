@@ -76,7 +76,7 @@ public sealed class MonitorAnnouncementFile : IDisposable
     private static void RemoveStale(string directory)
     {
         foreach (string file in Directory.GetFiles(directory, "*.json"))
-            if (int.TryParse(System.IO.Path.GetFileNameWithoutExtension(file), out int pid) && pid != Environment.ProcessId && !UnixIdentity.ProcessExists(pid))
+            if (int.TryParse(System.IO.Path.GetFileNameWithoutExtension(file), out int pid) && pid != Environment.ProcessId && !ProcessLiveness.IsRunning(pid))
                 File.Delete(file);
     }
 

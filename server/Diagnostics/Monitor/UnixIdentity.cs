@@ -28,19 +28,4 @@ internal static partial class UnixIdentity
             throw new IOException($"cannot stat {path}: {Marshal.GetPInvokeErrorMessage(Marshal.GetLastPInvokeError())}");
         return *(uint*)(buffer + 20);
     }
-
-    public static bool ProcessExists(int pid)
-    {
-        if (OperatingSystem.IsLinux())
-            return Directory.Exists($"/proc/{pid}");
-        try
-        {
-            using var process = System.Diagnostics.Process.GetProcessById(pid);
-            return !process.HasExited;
-        }
-        catch (ArgumentException)
-        {
-            return false;
-        }
-    }
 }
