@@ -66,6 +66,15 @@ public sealed class LatencyMonitorTests(SharedServer shared) : IClassFixture<Sha
         }
     }
 
+    private static void AssertOnlyFreshCommandEvents(RespValue latest)
+    {
+        foreach (var e in latest.Array)
+        {
+            Assert.Equal("command", e.Array[0].Text);
+            Assert.True(e.Array[3].Integer < 10, $"the reset 'command' event is back with a {e.Array[3].Integer} ms maximum");
+        }
+    }
+
     [Fact]
     public void ResetReturnsHowManyEventsItDropped()
     {
@@ -85,10 +94,13 @@ public sealed class LatencyMonitorTests(SharedServer shared) : IClassFixture<Sha
 
         RespAssert.Integer(0, c.Call("LATENCY", "RESET", "nosuch"));
         RespAssert.Integer(1, c.Call("LATENCY", "RESET", "COMMAND", "command", "nosuch")); // names ignore case
-        Assert.DoesNotContain("command", c.Call("LATENCY", "LATEST").Array.Select(e => e.Array[0].Text));
-        RespAssert.Integer(names.Count - 1, c.Call("LATENCY", "RESET"));
-        Assert.Empty(c.Call("LATENCY", "LATEST").Array);
-        RespAssert.Integer(0, c.Call("LATENCY", "RESET"));
+        // With a 1 ms threshold, a loaded machine can make LATENCY RESET itself a 'command' event
+        // after it ran: what must be gone is the 10 ms DEBUG SLEEP, not every trace of a command.
+        Assert.DoesNotContain(c.Call("LATENCY", "LATEST").Array, e => e.Array[0].Text == "command" && e.Array[3].Integer >= 10);
+        long dropped = c.Call("LATENCY", "RESET").Integer;
+        Assert.InRange(dropped, names.Count - 1, names.Count);
+        AssertOnlyFreshCommandEvents(c.Call("LATENCY", "LATEST"));
+        Assert.InRange(c.Call("LATENCY", "RESET").Integer, 0, 1);
     }
 
     [Fact]
