@@ -91,14 +91,17 @@ public sealed class AofRewriteTests
             RespAssert.Ok(c.Call("SET", $"auto:{i % 100}", value + i));
         Poll.Until(() => InfoFields.GetInt64(c, "persistence", "aof_rewrites") >= 1, "an automatic rewrite");
         Poll.Until(() => server.Output.Contains("Starting automatic rewriting of AOF on", StringComparison.Ordinal), "the rewrite's log line");
-        // Writes went on during the first rewrite, so another may follow; in the end it is compact.
+        // Writes went on during the first rewrite, so another may follow; in the end the files are
+        // well under the ~3 MB the log holds without a rewrite. Not under 1 MB: on a loaded machine
+        // more than 1 MB of the writes can land after the last rewrite, and as in Redis that alone
+        // (less than double the size after the rewrite) starts no other.
         // On a loaded machine (the whole suite on two cores) a rewrite and the one after it can
         // take well over 10 s; the message says where it stood.
         var deadline = DateTime.UtcNow.AddSeconds(30);
-        while (InfoFields.Get(c, "persistence", "aof_rewrite_in_progress") != "0" || InfoFields.GetInt64(c, "persistence", "aof_current_size") >= 1024 * 1024)
+        while (InfoFields.Get(c, "persistence", "aof_rewrite_in_progress") != "0" || InfoFields.GetInt64(c, "persistence", "aof_current_size") >= 2 * 1024 * 1024)
         {
             if (DateTime.UtcNow > deadline)
-                Assert.Fail($"the AOF was not compacted below 1 MB within 30 s: rewrites {InfoFields.Get(c, "persistence", "aof_rewrites")}, "
+                Assert.Fail($"the AOF was not compacted below 2 MB within 30 s: rewrites {InfoFields.Get(c, "persistence", "aof_rewrites")}, "
                     + $"in progress {InfoFields.Get(c, "persistence", "aof_rewrite_in_progress")}, current size {InfoFields.Get(c, "persistence", "aof_current_size")}, "
                     + $"base size {InfoFields.Get(c, "persistence", "aof_base_size")}\n{server.Output}");
             Thread.Sleep(50);

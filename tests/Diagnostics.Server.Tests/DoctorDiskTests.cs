@@ -25,7 +25,9 @@ public sealed class DoctorDiskTests
         Assert.Contains("appendfsync always", finding.Seen);
         // Every acknowledged write waited for one fsync of at least 80 ms: the 99th percentile's
         // power-of-two bucket is 2^17 µs (131 ms); the base file's fsync at start adds one or two.
-        Assert.Equal("131072", finding.Evidence["p99_us"]);
+        // 80 ms and more falls in the (65, 131] ms bucket; on a loaded machine an fsync can also
+        // wait its turn past 131 ms, into the next one.
+        Assert.Contains(finding.Evidence["p99_us"], (string[])["131072", "262144"]);
         Assert.True(long.Parse(finding.Evidence["fsyncs"]) >= 12, $"fsyncs: {finding.Evidence["fsyncs"]}");
         Assert.Equal(MetricNames.FsyncMaxMicros, finding.Chart);
     }
