@@ -17,6 +17,8 @@ namespace Diagnostics.Monitor;
 public sealed class MonitorService(MonitorOptions options, ILogger<MonitorService> log, IHostApplicationLifetime lifetime) : BackgroundService
 {
     private readonly long _startedUnixMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+    // The monitor refuses to start unelevated, and a process's elevation does not change.
+    private readonly bool _elevated = Elevation.IsElevated();
     private readonly Dictionary<string, string> _lastStates = new(StringComparer.Ordinal);
 
     protected override async Task ExecuteAsync(CancellationToken stopping)
@@ -112,7 +114,7 @@ public sealed class MonitorService(MonitorOptions options, ILogger<MonitorServic
             string? lastError = null;
             while (await timer.WaitForNextTickAsync(stopping))
             {
-                bool alive = ServerLocator.ProcessAlive(server.Pid);
+                bool alive = ProcessLiveness.IsRunning(server.Pid);
                 long end = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
                 ingest.Enqueue(Cut(server.Pid, sources, kernel, block, runtime, interval.Elapsed, intervalStart, end, ingest.DroppedBatches));
                 interval.Restart();
@@ -181,7 +183,7 @@ public sealed class MonitorService(MonitorOptions options, ILogger<MonitorServic
                 Host = Environment.MachineName,
                 Platform = System.Runtime.InteropServices.RuntimeInformation.OSDescription,
                 Version = typeof(MonitorService).Assembly.GetName().Version?.ToString() ?? "",
-                Elevated = Elevation.IsElevated(),
+                Elevated = _elevated,
                 StartedUnixMs = _startedUnixMs,
                 Sources = statuses,
                 DroppedBatches = droppedBatches,

@@ -24,7 +24,7 @@ public sealed class ServerLocator(MonitorOptions options)
                 return (null, $"no pid in {pidFile}");
             pid = fromFile;
         }
-        if (!ProcessAlive(pid!.Value))
+        if (!ProcessLiveness.IsRunning(pid!.Value))
             return (null, $"no process {pid}");
         return ByPid(pid.Value);
     }
@@ -46,7 +46,7 @@ public sealed class ServerLocator(MonitorOptions options)
             if (!Directory.Exists(directory))
                 continue;
             foreach (string file in Directory.GetFiles(directory, "*.json"))
-                if (Read(file) is { } announcement && announcement.Port == port && ProcessAlive(announcement.Pid))
+                if (Read(file) is { } announcement && announcement.Port == port && ProcessLiveness.IsRunning(announcement.Pid))
                     return (announcement, "");
         }
         return (null, $"no running server announces RESP port {port} (looked in {string.Join(", ", searched)})");
@@ -88,8 +88,6 @@ public sealed class ServerLocator(MonitorOptions options)
             return null;
         }
     }
-
-    public static bool ProcessAlive(int pid) => ProcessLiveness.IsRunning(pid);
 
     private static uint UserOf(int pid)
     {

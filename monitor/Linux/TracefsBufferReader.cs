@@ -144,18 +144,18 @@ public sealed unsafe class TracefsBufferReader : IDisposable
             _arenaUsed = 0;
             return;
         }
-        // Move the records that wait to the front of the arena.
-        var waiting = _staged.GetRange(passed, _staged.Count - passed);
-        _staged.Clear();
+        // Move the records that wait to the front of a fresh arena, and of the list, in place.
         if (_spare.Length < _arena.Length)
             _spare = new byte[_arena.Length];
-        int used = 0;
-        foreach (var record in waiting)
+        int used = 0, kept = 0;
+        for (int i = passed; i < _staged.Count; i++)
         {
+            var record = _staged[i];
             _arena.AsSpan(record.Offset, record.Length).CopyTo(_spare.AsSpan(used));
-            _staged.Add(record with { Offset = used });
+            _staged[kept++] = record with { Offset = used };
             used += record.Length;
         }
+        _staged.RemoveRange(kept, _staged.Count - kept);
         (_arena, _spare) = (_spare, _arena);
         _arenaUsed = used;
     }
