@@ -9,27 +9,36 @@ namespace Diagnostics.Monitor.Linux;
 /// /proc/PID/fd/N (a path, "socket:[inode]", "pipe:[inode]") and, for sockets, the process's
 /// /proc/PID/net/tcp, tcp6 and unix tables ("tcp 127.0.0.1:6379 &lt;- 127.0.0.1:50412"). The name
 /// is kept until the server closes the descriptor or opens another under the same number.
-/// A descriptor closed before it could be looked at reads "fd N (closed)".
+/// A descriptor closed before it could be looked at reads "fd N (closed)". A socket missing from
+/// the tables (a kind they do not list, or caught mid-setup) keeps its "socket:[inode]" name for
+/// a second and is then looked up again, so one unlucky lookup does not name a connection for
+/// its whole life.
 /// </summary>
 public sealed class DescriptorNames(int pid, TargetTable targets)
 {
-    private readonly Dictionary<long, int> _byDescriptor = [];
+    private static readonly long RetryTicks = System.Diagnostics.Stopwatch.Frequency;
+
+    private readonly Dictionary<long, Named> _byDescriptor = [];
     private readonly string _fdDirectory = $"/proc/{pid}/fd/";
 
     public int Resolve(long fd)
     {
-        if (_byDescriptor.TryGetValue(fd, out int id))
-            return id;
-        var (name, kind) = Describe(fd);
-        id = targets.Intern(name, kind);
-        _byDescriptor[fd] = id;
+        long now = System.Diagnostics.Stopwatch.GetTimestamp();
+        if (_byDescriptor.TryGetValue(fd, out var named) && (named.RetryAt == 0 || now < named.RetryAt))
+            return named.Target;
+        var (name, kind, complete) = Describe(fd);
+        int id = targets.Intern(name, kind);
+        _byDescriptor[fd] = new Named(id, complete ? 0 : now + RetryTicks);
         return id;
     }
 
     /// <summary>The descriptor was closed or reused: look it up again next time.</summary>
     public void Forget(long fd) => _byDescriptor.Remove(fd);
 
-    private (string, TargetKind) Describe(long fd)
+    /// <summary>A descriptor's target, and when to look again if its name is a fallback (0: never).</summary>
+    private readonly record struct Named(int Target, long RetryAt);
+
+    private (string Name, TargetKind Kind, bool Complete) Describe(long fd)
     {
         string? link;
         try
@@ -45,14 +54,17 @@ public sealed class DescriptorNames(int pid, TargetTable targets)
             link = null;
         }
         if (link is null)
-            return ($"fd {fd} (closed)", TargetKind.Other);
+            return ($"fd {fd} (closed)", TargetKind.Other, true);
         if (link.StartsWith("socket:[", StringComparison.Ordinal))
-            return (SocketName(link["socket:[".Length..^1]) ?? link, TargetKind.Socket);
+        {
+            string? socket = SocketName(link["socket:[".Length..^1]);
+            return (socket ?? link, TargetKind.Socket, socket is not null);
+        }
         if (link.StartsWith("pipe:[", StringComparison.Ordinal))
-            return ("pipe", TargetKind.Pipe);
+            return ("pipe", TargetKind.Pipe, true);
         if (link.StartsWith('/') && !link.StartsWith("/dev/", StringComparison.Ordinal) && !link.StartsWith("/proc/", StringComparison.Ordinal) && !link.StartsWith("/sys/", StringComparison.Ordinal))
-            return (link, TargetKind.File);
-        return (link, TargetKind.Other);
+            return (link, TargetKind.File, true);
+        return (link, TargetKind.Other, true);
     }
 
     private string? SocketName(string inode)

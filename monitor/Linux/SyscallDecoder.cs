@@ -33,7 +33,7 @@ public sealed class SyscallDecoder
         for (byte call = 0; call < formats.Count; call++)
         {
             var (enter, exit) = formats[call];
-            // openat's descriptor is its result; every other call names its descriptor first.
+            // The descriptor of openat and accept is their result; every other call names it first.
             var fd = enter.TryField("fd", out var field) ? field : default;
             _slots[enter.Id] = new Slot(SlotKind.Enter, call, fd);
             _slots[exit.Id] = new Slot(SlotKind.Exit, call, exit.Field("ret"));

@@ -8,7 +8,9 @@ public readonly record struct TracedSyscall(string Name, IoOperation Operation)
     /// <summary>
     /// Every call through which the server moves bytes, syncs, or opens and closes descriptors:
     /// the read and write family (files, and sockets or pipes written that way), the socket
-    /// calls .NET uses for send and receive, fsync and fdatasync, openat and close.
+    /// calls .NET uses for send and receive, fsync and fdatasync, openat, accept and close.
+    /// Accepts count as opens of the new connection: they name its descriptor afresh, so a
+    /// number a closed connection held cannot lend its name to the next one.
     /// </summary>
     public static readonly TracedSyscall[] All =
     [
@@ -21,6 +23,8 @@ public readonly record struct TracedSyscall(string Name, IoOperation Operation)
         new("fsync", IoOperation.Fsync),
         new("fdatasync", IoOperation.Fsync),
         new("openat", IoOperation.Open),
+        new("accept4", IoOperation.Open),
+        new("accept", IoOperation.Open),
         new("close", IoOperation.Close),
         new("sendto", IoOperation.Send),
         new("recvfrom", IoOperation.Receive),

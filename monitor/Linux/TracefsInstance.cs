@@ -102,6 +102,38 @@ public sealed class TracefsInstance : IDisposable
         Write("set_event_pid", string.Join(' ', threadIds));
     }
 
+    /// <summary>
+    /// Adds to set_event_pid the threads it lacks. event-fork only follows threads started by a
+    /// traced thread: one started between reading /proc/PID/task and writing the filter, and
+    /// every thread it starts in turn, would otherwise stay untraced for good. Returns how many
+    /// were added.
+    /// </summary>
+    public int FollowThreads(List<int> threadIds)
+    {
+        var traced = new HashSet<int>();
+        foreach (string line in File.ReadAllLines(System.IO.Path.Combine(Path, "set_event_pid")))
+            if (int.TryParse(line, NumberStyles.None, CultureInfo.InvariantCulture, out int tid))
+                traced.Add(tid);
+        int added = 0;
+        foreach (int tid in threadIds)
+        {
+            if (traced.Contains(tid))
+                continue;
+            // Appending adds to the filter; a plain write would replace it.
+            try
+            {
+                using var filter = new FileStream(System.IO.Path.Combine(Path, "set_event_pid"), FileMode.Append, FileAccess.Write);
+                filter.Write(System.Text.Encoding.ASCII.GetBytes(tid.ToString(CultureInfo.InvariantCulture)));
+                added++;
+            }
+            catch (IOException)
+            {
+                // The thread ended before it could be added: the kernel refuses a pid it cannot find.
+            }
+        }
+        return added;
+    }
+
     /// <summary>The per-CPU files the ring buffers are read from, by CPU number.</summary>
     public List<(int Cpu, string Path)> CpuBuffers()
     {

@@ -17,6 +17,7 @@ public sealed class TracefsSyscallSource(int serverPid, string tracefsRoot, int 
     private SyscallDecoder? _decoder;
     private long _eventsAtLastReport;
     private string _state = "starting";
+    private int _threadsAddedLate;
 
     public string Name => "tracefs-syscalls";
     public IoAggregator Aggregator { get; } = new(TracedSyscall.Names());
@@ -44,6 +45,7 @@ public sealed class TracefsSyscallSource(int serverPid, string tracefsRoot, int 
             _reader = new TracefsBufferReader(_instance, _decoder.OnRecord, Aggregator.Gate, "tracefs syscalls");
             _reader.Start();
             _instance.Write("tracing_on", "1");
+            _threadsAddedLate += _instance.FollowThreads(ServerThreads.Of(serverPid));
             _state = "running";
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or InvalidDataException)
@@ -55,6 +57,8 @@ public sealed class TracefsSyscallSource(int serverPid, string tracefsRoot, int 
 
     public MonitorSourceStatus Report(TimeSpan interval)
     {
+        if (_instance is not null && _reader?.Failure is null)
+            _threadsAddedLate += _instance.FollowThreads(ServerThreads.Of(serverPid));
         long total = _decoder?.Records ?? 0;
         double rate = (total - _eventsAtLastReport) / Math.Max(interval.TotalSeconds, 0.001);
         _eventsAtLastReport = total;
@@ -63,7 +67,7 @@ public sealed class TracefsSyscallSource(int serverPid, string tracefsRoot, int 
         {
             Name = Name,
             State = state,
-            Detail = _instance is null ? "" : $"{_instance.Path}, {TracedSyscall.All.Length} calls, threads of pid {serverPid}",
+            Detail = _instance is null ? "" : $"{_instance.Path}, {TracedSyscall.All.Length} calls, threads of pid {serverPid}{(_threadsAddedLate > 0 ? $" ({_threadsAddedLate} found outside the filter and added)" : "")}",
             EventsPerSecond = rate,
             TotalEvents = total,
             DroppedAtSource = (_instance?.LostEvents() ?? 0) + (_reader?.MissedInPages ?? 0),

@@ -210,7 +210,9 @@ public sealed class EvictionTests
     [Fact]
     public void LfuLogFactorZeroCountsEveryAccess()
     {
-        using var server = Start("allkeys-lfu", "--lfu-log-factor", "0");
+        // No decay: the counter's minute clock is coarse, as in Redis, so a SET at hh:mm:59.9 read at
+        // hh:mm+1:00.0 would otherwise have lost a point to one "elapsed minute".
+        using var server = Start("allkeys-lfu", "--lfu-log-factor", "0", "--lfu-decay-time", "0");
         using var c = server.Connect();
         RespAssert.Ok(c.Call("SET", "counted", "v"));
         RespAssert.Integer(5, c.Call("OBJECT", "FREQ", "counted"));

@@ -18,6 +18,18 @@ public static class MonitorProbe
         return report;
     }
 
+    /// <summary>The sources and the targets seen, for a failure message that shows where the events went.</summary>
+    public static string Describe(MonitorReport report)
+    {
+        var text = new System.Text.StringBuilder();
+        foreach (var source in report.Status?.Sources ?? [])
+            text.Append("source ").Append(source.Name).Append(": ").Append(source.State).Append(", ").Append(source.Detail)
+                .Append(", events ").Append(source.TotalEvents).Append(", dropped ").Append(source.DroppedAtSource).Append('+').Append(source.DroppedInMonitor).Append('\n');
+        foreach (var row in report.ByTarget)
+            text.Append(row.Target).Append(' ').Append(row.Operation).Append(": ").Append(row.Count).Append(" calls, ").Append(row.Bytes).Append(" bytes\n");
+        return text.ToString();
+    }
+
     public static MonitorSourceStatus Source(MonitorReport report, string name) =>
         report.Status!.Sources.FirstOrDefault(s => s.Name == name) ?? throw new InvalidOperationException($"no source {name} in {string.Join(", ", report.Status.Sources.Select(s => s.Name))}");
 }
