@@ -159,14 +159,25 @@ public static class CommandCommands
             c.Error("ERR Invalid number of arguments specified for command");
             return;
         }
-        int first = spec.FirstKey, last = spec.LastKeyIndex(argc);
-        if (last >= argc || last < first)
+        var keys = new KeyPositions(spec, argc, spec.KeyCountIndex > 0 && spec.KeyCountIndex < argc ? c.Arg(spec.KeyCountIndex + 2) : default);
+        int count = 0;
+        if (keys.Valid)
+            foreach (int k in keys)
+            {
+                if (k >= argc)
+                {
+                    count = -1;
+                    break;
+                }
+                count++;
+            }
+        if (count <= 0)
         {
             c.Error("ERR Invalid arguments specified for command");
             return;
         }
-        c.Reply.ArrayHeader((last - first) / spec.KeyStep + 1);
-        for (int k = first; k <= last; k += spec.KeyStep)
+        c.Reply.ArrayHeader(count);
+        foreach (int k in keys)
             c.Reply.Bulk(c.Arg(k + 2));
     }
 
@@ -227,15 +238,45 @@ public static class CommandCommands
             WriteInfo(reply, sub);
     }
 
-    /// <summary>The key range as one Redis key spec: begin_search by index, find_keys by range.</summary>
+    /// <summary>
+    /// The keys as Redis key specs: the fixed range (begin_search by index, find_keys by range),
+    /// then for commands that count their keys one spec found by keynum.
+    /// </summary>
     private static void WriteKeySpecs(RespWriter reply, CommandSpec spec)
     {
-        if (!spec.HasKeys)
+        reply.SetHeader((spec.FirstKey > 0 ? 1 : 0) + (spec.KeyCountIndex > 0 ? 1 : 0));
+        if (spec.FirstKey > 0)
         {
-            reply.SetHeader(0);
-            return;
+            BeginKeySpec(reply, spec, spec.FirstKey);
+            reply.Bulk("range"u8);
+            reply.Bulk("spec"u8);
+            reply.MapHeader(3);
+            reply.Bulk("lastkey"u8);
+            // Relative to the first key; negative values count from the end, as in LastKey.
+            reply.Integer(spec.LastKey >= 0 ? spec.LastKey - spec.FirstKey : spec.LastKey);
+            reply.Bulk("keystep"u8);
+            reply.Integer(spec.KeyStep);
+            reply.Bulk("limit"u8);
+            reply.Integer(0);
         }
-        reply.SetHeader(1);
+        if (spec.KeyCountIndex > 0)
+        {
+            BeginKeySpec(reply, spec, spec.KeyCountIndex);
+            reply.Bulk("keynum"u8);
+            reply.Bulk("spec"u8);
+            reply.MapHeader(3);
+            reply.Bulk("keynumidx"u8);
+            reply.Integer(0);
+            reply.Bulk("firstkey"u8);
+            reply.Integer(1);
+            reply.Bulk("keystep"u8);
+            reply.Integer(1);
+        }
+    }
+
+    /// <summary>A key spec up to its find_keys type: flags, begin_search at <paramref name="index"/>.</summary>
+    private static void BeginKeySpec(RespWriter reply, CommandSpec spec, int index)
+    {
         reply.MapHeader(3);
         reply.Bulk("flags"u8);
         WriteStatusSet(reply, CommandMetadata.KeySpecFlags(spec));
@@ -246,20 +287,10 @@ public static class CommandCommands
         reply.Bulk("spec"u8);
         reply.MapHeader(1);
         reply.Bulk("index"u8);
-        reply.Integer(spec.FirstKey);
+        reply.Integer(index);
         reply.Bulk("find_keys"u8);
         reply.MapHeader(2);
         reply.Bulk("type"u8);
-        reply.Bulk("range"u8);
-        reply.Bulk("spec"u8);
-        reply.MapHeader(3);
-        reply.Bulk("lastkey"u8);
-        // Relative to the first key; negative values count from the end, as in LastKey.
-        reply.Integer(spec.LastKey >= 0 ? spec.LastKey - spec.FirstKey : spec.LastKey);
-        reply.Bulk("keystep"u8);
-        reply.Integer(spec.KeyStep);
-        reply.Bulk("limit"u8);
-        reply.Integer(0);
     }
 
     /// <summary>One COMMAND DOCS value: summary, since, group, complexity, [arguments], [subcommands].</summary>

@@ -54,6 +54,8 @@ public static class CommandMetadata
         foreach (var (flag, name) in FlagNames)
             if ((spec.Flags & flag) != 0)
                 names.Add(name);
+        if (spec.KeyCountIndex > 0)
+            names.Add("movablekeys");
         return names;
     }
 

@@ -38,6 +38,8 @@ public sealed class CommandSpec
     /// <summary>Index of the last key; -1 means the last argument, -2 the one before it.</summary>
     public int LastKey { get; }
     public int KeyStep { get; }
+    /// <summary>For commands that count their keys: the argument holding the count, the keys right after it; 0 for none.</summary>
+    public int KeyCountIndex { get; init; }
     public CommandHandler? Handler { get; }
     public string Group { get; }
     public string Summary { get; }
@@ -56,7 +58,7 @@ public sealed class CommandSpec
     private Dictionary<string, CommandSpec>? _subcommands;
     private Dictionary<string, CommandSpec>.AlternateLookup<ReadOnlySpan<char>> _subLookup;
 
-    public bool HasKeys => FirstKey > 0;
+    public bool HasKeys => FirstKey > 0 || KeyCountIndex > 0;
     public bool IsWrite => (Flags & CommandFlags.Write) != 0;
 
     public CommandSpec WithSubcommands(params CommandSpec[] subcommands)

@@ -17,6 +17,10 @@ public sealed class CommandTable
         ConnectionCommands.Register(this);
         ClientCommands.Register(this);
         StringCommands.Register(this);
+        HashCommands.Register(this);
+        SetCommands.Register(this);
+        ListCommands.Register(this);
+        SortedSetCommands.Register(this);
         KeyCommands.Register(this);
         ExpireCommands.Register(this);
         ScanCommands.Register(this);

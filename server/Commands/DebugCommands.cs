@@ -1,3 +1,4 @@
+using Diagnostics.Server.DataTypes;
 using System.Globalization;
 using System.Net;
 using Diagnostics.Server.Engine;
@@ -94,46 +95,10 @@ public static unsafe class DebugCommands
             c.Error(Errors.NoSuchKey);
             return;
         }
-        var value = Entry.ValueOf(e);
+        string encoding = System.Text.Encoding.ASCII.GetString(ValueEncoding.Of(e));
         string text = string.Create(CultureInfo.InvariantCulture,
-            $"Value at:0x{(ulong)e:x} refcount:1 encoding:{Encoding(e)} serializedlength:{SerializedLength(e, value)} lru:{LruClock.SecondsOf(e->AccessClock)} lru_seconds_idle:{LruClock.IdleSeconds(e->AccessClock)}");
+            $"Value at:0x{(ulong)e:x} refcount:1 encoding:{encoding} serializedlength:{ValueEncoding.SerializedLength(e)} lru:{LruClock.SecondsOf(e->AccessClock)} lru_seconds_idle:{LruClock.IdleSeconds(e->AccessClock)}");
         c.Reply.SimpleString(text);
-    }
-
-    /// <summary>The encoding Redis would give the value: int, embstr (up to 44 bytes) or raw for strings.</summary>
-    private static string Encoding(Entry* e)
-    {
-        switch (e->Type)
-        {
-            case Engine.ValueType.String:
-                var value = Entry.ValueOf(e);
-                if (value.Length <= 20 && NumberFormat.TryParseInt64(value, out _))
-                    return "int";
-                return value.Length <= 44 ? "embstr" : "raw";
-            case Engine.ValueType.List:
-                return "quicklist";
-            case Engine.ValueType.SortedSet:
-                return "skiplist";
-            default:
-                return "hashtable";
-        }
-    }
-
-    /// <summary>
-    /// The value's size in an RDB file: small integers in their compact form, strings as length
-    /// prefix plus bytes (without LZF compression, which this server never applies).
-    /// </summary>
-    private static long SerializedLength(Entry* e, ReadOnlySpan<byte> value)
-    {
-        if (e->Type == Engine.ValueType.String && value.Length <= 11 && NumberFormat.TryParseInt64(value, out long n))
-        {
-            if (n is >= sbyte.MinValue and <= sbyte.MaxValue) return 2;
-            if (n is >= short.MinValue and <= short.MaxValue) return 3;
-            if (n is >= int.MinValue and <= int.MaxValue) return 5;
-        }
-        long length = value.Length;
-        long prefix = length < 64 ? 1 : length < 16384 ? 2 : length <= uint.MaxValue ? 5 : 9;
-        return prefix + length;
     }
 
     private static void Help(ref CommandContext c)

@@ -35,8 +35,7 @@ internal static class MaxMemoryGate
         else if (spec.HasKeys && (flags & CommandFlags.Connection) == 0)
         {
             result = EvictionResult.Fail;
-            int last = spec.LastKeyIndex(args.Count);
-            for (int k = spec.FirstKey; k <= last; k += spec.KeyStep)
+            foreach (int k in KeyPositions.Of(spec, args))
             {
                 // Every shard the command holds helps while memory is over; a shard met again
                 // finds its part done or nothing left.

@@ -1,3 +1,4 @@
+using Diagnostics.Server.DataTypes;
 using Diagnostics.Server.Configuration;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Protocol;
@@ -60,28 +61,7 @@ public static unsafe class ObjectCommands
         if (e == null)
             c.Reply.Null();
         else
-            c.Reply.Bulk(EncodingOf(e));
-    }
-
-    /// <summary>
-    /// The encoding Redis would report. Strings: "int" when the value reads as a 64-bit integer in
-    /// at most 20 bytes, "embstr" up to 44 bytes, else "raw". Other types report their general
-    /// (large) encoding.
-    /// </summary>
-    private static ReadOnlySpan<byte> EncodingOf(Entry* e) => e->Type switch
-    {
-        Engine.ValueType.String when IsIntegerEncoded(e, out _) => "int"u8,
-        Engine.ValueType.String when e->ValueLength <= 44 => "embstr"u8,
-        Engine.ValueType.String => "raw"u8,
-        Engine.ValueType.List => "quicklist"u8,
-        Engine.ValueType.SortedSet => "skiplist"u8,
-        _ => "hashtable"u8,
-    };
-
-    private static bool IsIntegerEncoded(Entry* e, out long value)
-    {
-        value = 0;
-        return e->Type == Engine.ValueType.String && e->ValueLength <= 20 && NumberFormat.TryParseInt64(Entry.ValueOf(e), out value);
+            c.Reply.Bulk(ValueEncoding.Of(e));
     }
 
     private static void Freq(ref CommandContext c)
@@ -116,7 +96,7 @@ public static unsafe class ObjectCommands
         Entry* e = KeyLookup.Peek(ref c, c.Arg(2));
         if (e == null)
             c.Reply.Null();
-        else if (IsIntegerEncoded(e, out long value) && value is >= 0 and < SharedIntegers && SharesIntegers(c.Server.Config))
+        else if (ValueEncoding.IsInteger(e, out long value) && value is >= 0 and < SharedIntegers && SharesIntegers(c.Server.Config))
             c.Reply.Integer(SharedRefCount);
         else
             c.Reply.Integer(1);

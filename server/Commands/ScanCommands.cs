@@ -12,7 +12,7 @@ namespace Diagnostics.Server.Commands;
 /// </summary>
 public static unsafe class ScanCommands
 {
-    private const string InvalidCursor = "ERR invalid cursor";
+    internal const string InvalidCursor = "ERR invalid cursor";
 
     public static void Register(CommandTable table)
     {
@@ -238,7 +238,7 @@ public static unsafe class ScanCommands
     }
 
     /// <summary>Parses a cursor as Redis's strtoul does: decimal, optional sign (a negative one wraps), empty means 0.</summary>
-    private static bool TryParseCursor(ReadOnlySpan<byte> text, out ulong cursor)
+    internal static bool TryParseCursor(ReadOnlySpan<byte> text, out ulong cursor)
     {
         cursor = 0;
         if (text.IsEmpty)

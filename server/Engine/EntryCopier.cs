@@ -28,9 +28,9 @@ public static unsafe class EntryCopier
     /// </summary>
     public static Entry* Clone(Entry* entry, ReadOnlySpan<byte> key, uint hash)
     {
-        if (entry->Type != ValueType.String)
-            throw new NotSupportedException($"COPY of a {System.Text.Encoding.ASCII.GetString(ValueTypeNames.Of(entry->Type))} value is not supported");
         Entry* fresh = CopyBlock(entry, key, hash);
+        if (entry->Type != ValueType.String)
+            DataTypes.Values.CopyStructure(entry, fresh);
         fresh->AccessClock = LruClock.Now;
         fresh->Frequency = LfuCounter.InitialValue;
         return fresh;

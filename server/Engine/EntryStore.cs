@@ -42,10 +42,17 @@ public static unsafe class EntryStore
         return needed <= usable && needed * 2 >= usable;
     }
 
-    /// <summary>Bytes charged for this entry, header and allocator overhead included (MEMORY USAGE).</summary>
-    public static long ChargedBytes(Entry* e) => TrackedAllocator.ChargedSize((byte*)e);
+    /// <summary>Bytes charged for this entry and the structure of its value, header and allocator overhead included (MEMORY USAGE).</summary>
+    public static long ChargedBytes(Entry* e)
+        => TrackedAllocator.ChargedSize((byte*)e) + (e->Type == ValueType.String ? 0 : DataTypes.Values.StructureBytes(e));
 
-    public static void Free(Entry* e) => TrackedAllocator.Free((byte*)e);
+    /// <summary>Frees the entry and, for a non-string, the value structure it points to.</summary>
+    public static void Free(Entry* e)
+    {
+        if (e->Type != ValueType.String)
+            DataTypes.Values.FreeStructure(e);
+        TrackedAllocator.Free((byte*)e);
+    }
 
     public static void FreeChain(Entry* chain)
     {

@@ -169,11 +169,7 @@ public sealed unsafe class KeyTable : IDisposable
         {
             ulong mask = (ulong)_size0 - 1;
             VisitChain(_table0[v & mask], ref visitor);
-            v |= ~mask;
-            v = ReverseBits(v);
-            v++;
-            v = ReverseBits(v);
-            return v;
+            return ScanCursor.Advance(v, mask);
         }
 
         Entry** small = _table0, large = _table1;
@@ -190,10 +186,7 @@ public sealed unsafe class KeyTable : IDisposable
         do
         {
             VisitChain(large[v & m1], ref visitor);
-            v |= ~m1;
-            v = ReverseBits(v);
-            v++;
-            v = ReverseBits(v);
+            v = ScanCursor.Advance(v, m1);
         } while ((v & (m0 ^ m1)) != 0);
         return v;
     }
@@ -351,15 +344,6 @@ public sealed unsafe class KeyTable : IDisposable
     {
         Entry* chain = DetachAll();
         EntryStore.FreeChain(chain);
-    }
-
-    private static ulong ReverseBits(ulong v)
-    {
-        // Bit reversal has no BCL intrinsic; swap progressively smaller halves.
-        v = ((v >> 1) & 0x5555555555555555UL) | ((v & 0x5555555555555555UL) << 1);
-        v = ((v >> 2) & 0x3333333333333333UL) | ((v & 0x3333333333333333UL) << 2);
-        v = ((v >> 4) & 0x0F0F0F0F0F0F0F0FUL) | ((v & 0x0F0F0F0F0F0F0F0FUL) << 4);
-        return System.Buffers.Binary.BinaryPrimitives.ReverseEndianness(v);
     }
 }
 

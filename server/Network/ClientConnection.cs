@@ -417,21 +417,27 @@ public sealed class ClientConnection : IDisposable
         if (!spec.HasKeys)
             return Route.Immediate;
 
-        int last = spec.LastKeyIndex(args.Count);
-        shardIndex = keyspace.ShardIndexOf(Keyspace.Hash(args[spec.FirstKey]));
+        var keys = KeyPositions.Of(spec, args);
+        if (!keys.Valid)
+            return Route.Immediate; // a bad numkeys: the handler replies the error and touches no key
         bool single = true;
-        for (int k = spec.FirstKey + spec.KeyStep; k <= last; k += spec.KeyStep)
+        foreach (int k in keys)
         {
-            if (keyspace.ShardIndexOf(Keyspace.Hash(args[k])) != shardIndex)
+            int shard = keyspace.ShardIndexOf(Keyspace.Hash(args[k]));
+            if (shardIndex < 0)
+                shardIndex = shard;
+            else if (shard != shardIndex)
             {
                 single = false;
                 break;
             }
         }
+        if (shardIndex < 0)
+            return Route.Immediate;
         if (single)
             return Route.Shard;
         Array.Clear(_involvedShards);
-        for (int k = spec.FirstKey; k <= last; k += spec.KeyStep)
+        foreach (int k in KeyPositions.Of(spec, args))
             _involvedShards[keyspace.ShardIndexOf(Keyspace.Hash(args[k]))] = true;
         return Route.Coordinated;
     }

@@ -25,6 +25,8 @@ public sealed class AofManifest
     public long CurrentIncrSequence { get; set; }
 
     public static string ManifestName(string baseName) => baseName + ManifestSuffix;
+    /// <summary>Where <see cref="Persist"/> writes the manifest before renaming it into place.</summary>
+    public static string TempManifestName(string baseName) => TempPrefix + ManifestName(baseName);
     public static string BaseFileName(string baseName, long sequence) => $"{baseName}.{sequence}{BaseSuffix}{AofExtension}";
     public static string IncrFileName(string baseName, long sequence) => $"{baseName}.{sequence}{IncrSuffix}{AofExtension}";
 
@@ -199,7 +201,7 @@ public sealed class AofManifest
     public void Persist(string directory, string baseName)
     {
         string name = ManifestName(baseName);
-        string temp = Path.Combine(directory, TempPrefix + name);
+        string temp = Path.Combine(directory, TempManifestName(baseName));
         byte[] bytes = Encoding.UTF8.GetBytes(Format());
         using (var file = DiskFile.Create(temp))
         {

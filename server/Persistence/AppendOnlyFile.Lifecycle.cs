@@ -52,9 +52,10 @@ public sealed partial class AppendOnlyFile
     }
 
     /// <summary>
-    /// What a crash mid-rewrite can leave behind and no manifest uses: a half-written temp base and
-    /// replaced files still listed as history. Both are deleted (the manifest never pointed at the
-    /// temp file, and history files were already replaced).
+    /// What a crash mid-rewrite can leave behind and no manifest uses: a half-written temp base, a
+    /// manifest written but not yet renamed into place, and replaced files still listed as
+    /// history. All are deleted (the manifest in use never pointed at the temp files, and history
+    /// files were already replaced).
     /// </summary>
     private void RemoveLeftovers(AofManifest manifest)
     {
@@ -62,6 +63,12 @@ public sealed partial class AppendOnlyFile
         {
             Log.LogInformation("Removing {File}, left by an interrupted rewrite", Path.GetFileName(temp));
             TryDelete(temp);
+        }
+        string tempManifest = Path.Combine(Directory, AofManifest.TempManifestName(BaseName));
+        if (File.Exists(tempManifest))
+        {
+            Log.LogInformation("Removing {File}, a manifest update interrupted before it was renamed into place", Path.GetFileName(tempManifest));
+            TryDelete(tempManifest);
         }
         if (manifest.History.Count == 0)
             return;

@@ -1,10 +1,12 @@
+using Diagnostics.Server.DataTypes;
 using Diagnostics.Server.Engine;
 
 namespace Diagnostics.Server.Persistence;
 
 /// <summary>
 /// Writes a keyspace as the fewest commands that rebuild it, the content of a base file: per
-/// database a SELECT, then per key one command (SET key value, with PXAT when it has a deadline).
+/// database a SELECT, then per key: SET key value (with PXAT when it has a deadline), or for the
+/// other types RPUSH, SADD, HMSET or ZADD in commands of up to 64 elements, then PEXPIREAT.
 /// Keys already past their deadline are left out. The caller holds the keyspace still.
 /// </summary>
 public static unsafe class KeyspaceDumper
@@ -41,6 +43,9 @@ public static unsafe class KeyspaceDumper
         return keys;
     }
 
+    /// <summary>Elements per command for aggregates, as Redis's AOF_REWRITE_ITEMS_PER_CMD: big values become several commands.</summary>
+    private const int ItemsPerCommand = 64;
+
     private struct DumpVisitor(AofRecordBuffer output, int db, long nowMs, Action<AofRecordBuffer>? drain, int drainBytes) : IEntryVisitor
     {
         public long Keys;
@@ -49,26 +54,104 @@ public static unsafe class KeyspaceDumper
         {
             if (e->ExpireAt != 0 && e->ExpireAt <= nowMs)
                 return;
-            switch (e->Type)
+            if (e->Type == Engine.ValueType.String)
             {
-                case Engine.ValueType.String:
-                    output.BeginCommand(db, e->ExpireAt != 0 ? 5 : 3);
-                    output.Argument("SET"u8);
+                output.BeginCommand(db, e->ExpireAt != 0 ? 5 : 3);
+                output.Argument("SET"u8);
+                output.Argument(Entry.KeyOf(e));
+                output.Argument(Entry.ValueOf(e));
+                if (e->ExpireAt != 0)
+                {
+                    output.Argument("PXAT"u8);
+                    output.Argument(e->ExpireAt);
+                }
+                output.EndCommand();
+            }
+            else
+            {
+                WriteAggregate(e);
+                if (e->ExpireAt != 0)
+                {
+                    output.BeginCommand(db, 3);
+                    output.Argument("PEXPIREAT"u8);
                     output.Argument(Entry.KeyOf(e));
-                    output.Argument(Entry.ValueOf(e));
-                    if (e->ExpireAt != 0)
-                    {
-                        output.Argument("PXAT"u8);
-                        output.Argument(e->ExpireAt);
-                    }
+                    output.Argument(e->ExpireAt);
                     output.EndCommand();
-                    break;
-                default:
-                    throw new InvalidOperationException($"no AOF form for value type {e->Type}");
+                }
             }
             Keys++;
             if (drain is not null && output.Length > drainBytes)
                 drain(output);
+        }
+
+        /// <summary>RPUSH, SADD, HMSET or ZADD commands of up to <see cref="ItemsPerCommand"/> elements each.</summary>
+        private readonly void WriteAggregate(Entry* e)
+        {
+            ReadOnlySpan<byte> key = Entry.KeyOf(e);
+            long remaining = Values.Length(e);
+            int inCommand = 0;
+            switch (e->Type)
+            {
+                case Engine.ValueType.List:
+                {
+                    ListValue* list = Values.List(e);
+                    for (int i = 0; i < list->Count; i++)
+                    {
+                        Begin("RPUSH"u8, key, ref inCommand, ref remaining, 1);
+                        output.Argument((*list)[i]);
+                        End(ref inCommand);
+                    }
+                    break;
+                }
+                case Engine.ValueType.Set:
+                    foreach (FieldNode* node in *Values.Set(e))
+                    {
+                        Begin("SADD"u8, key, ref inCommand, ref remaining, 1);
+                        output.Argument(FieldNode.FieldOf(node));
+                        End(ref inCommand);
+                    }
+                    break;
+                case Engine.ValueType.Hash:
+                    foreach (FieldNode* node in *Values.Hash(e))
+                    {
+                        Begin("HMSET"u8, key, ref inCommand, ref remaining, 2);
+                        output.Argument(FieldNode.FieldOf(node));
+                        output.Argument(FieldNode.ValueOf(node));
+                        End(ref inCommand);
+                    }
+                    break;
+                case Engine.ValueType.SortedSet:
+                    Span<byte> score = stackalloc byte[40];
+                    for (SkipNode* node = SortedSetValue.ListOf(Values.SortedSet(e))->First; node != null; node = SkipNode.Next(node))
+                    {
+                        Begin("ZADD"u8, key, ref inCommand, ref remaining, 2);
+                        output.Argument(score[..Protocol.NumberFormat.FormatDouble(node->Score, score)]);
+                        output.Argument(SkipNode.MemberOf(node));
+                        End(ref inCommand);
+                    }
+                    break;
+                default:
+                    throw new InvalidOperationException($"no AOF form for value type {e->Type}");
+            }
+        }
+
+        /// <summary>Opens a command for the next element when none is open: name, key, then up to a command's worth of elements.</summary>
+        private readonly void Begin(ReadOnlySpan<byte> name, ReadOnlySpan<byte> key, ref int inCommand, ref long remaining, int argsPerItem)
+        {
+            if (inCommand > 0)
+                return;
+            long items = Math.Min(remaining, ItemsPerCommand);
+            remaining -= items;
+            output.BeginCommand(db, 2 + (int)items * argsPerItem);
+            output.Argument(name);
+            output.Argument(key);
+            inCommand = (int)items;
+        }
+
+        private readonly void End(ref int inCommand)
+        {
+            if (--inCommand == 0)
+                output.EndCommand();
         }
     }
 }

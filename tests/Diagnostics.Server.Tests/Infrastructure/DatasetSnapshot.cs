@@ -4,7 +4,7 @@ namespace Diagnostics.Server.Tests.Infrastructure;
 
 /// <summary>
 /// Everything a server holds, read through commands any Redis-compatible server answers: for each
-/// database, every key with its value and absolute expiry (PEXPIRETIME). Two snapshots are equal
+/// database, every key with its value (of any type) and absolute expiry (PEXPIRETIME). Two snapshots are equal
 /// when the datasets are, so a restart, a reload or another server can be compared exactly.
 /// </summary>
 public sealed class DatasetSnapshot
@@ -26,17 +26,51 @@ public sealed class DatasetSnapshot
                 cursor = page[0].Text!;
                 foreach (var key in page[1].Array)
                 {
-                    var value = client.Call("GET", key.Text!);
+                    string? value = ValueOf(client, key.Text!);
                     var deadline = client.Call("PEXPIRETIME", key.Text!);
-                    if (value.IsNull)
-                        continue; // expired between SCAN and GET
-                    snapshot._entries[$"{db}:{key.Text}"] = $"{value.Text} (expires {deadline.Integer})";
+                    if (value is null)
+                        continue; // expired between SCAN and reading it
+                    snapshot._entries[$"{db}:{key.Text}"] = $"{value} (expires {deadline.Integer})";
                 }
             }
             while (cursor != "0");
         }
         RespAssert.Ok(client.Call("SELECT", "0"));
         return snapshot;
+    }
+
+    /// <summary>
+    /// The value as text, by type: a string as is; a list in order; a sorted set as member=score in
+    /// order; a hash's pairs and a set's members sorted, since their order is unspecified. Null
+    /// when the key is gone.
+    /// </summary>
+    private static string? ValueOf(RespClient client, string key)
+    {
+        string type = client.Call("TYPE", key).Text!;
+        switch (type)
+        {
+            case "string":
+                return client.Call("GET", key).Text;
+            case "list":
+                return "list[" + string.Join(",", client.Call("LRANGE", key, "0", "-1").Array.Select(v => v.Text)) + "]";
+            case "set":
+                return "set[" + string.Join(",", client.Call("SMEMBERS", key).Array.Select(v => v.Text).Order(StringComparer.Ordinal)) + "]";
+            case "hash":
+            {
+                var items = client.Call("HGETALL", key).Array;
+                var pairs = Enumerable.Range(0, items.Count / 2).Select(i => $"{items[2 * i].Text}={items[2 * i + 1].Text}");
+                return "hash[" + string.Join(",", pairs.Order(StringComparer.Ordinal)) + "]";
+            }
+            case "zset":
+            {
+                var items = client.Call("ZRANGE", key, "0", "-1", "WITHSCORES").Array;
+                return "zset[" + string.Join(",", Enumerable.Range(0, items.Count / 2).Select(i => $"{items[2 * i].Text}={items[2 * i + 1].Text}")) + "]";
+            }
+            case "none":
+                return null;
+            default:
+                throw new InvalidOperationException($"{key} has type {type}, which the snapshot cannot read");
+        }
     }
 
     public bool Contains(int db, string key) => _entries.ContainsKey($"{db}:{key}");

@@ -1,0 +1,126 @@
+using System.Buffers;
+using System.Buffers.Text;
+using Diagnostics.Server.DataTypes;
+using Diagnostics.Server.Engine;
+
+namespace Diagnostics.Server.Commands;
+
+/// <summary>
+/// HSCAN, SSCAN and ZSCAN: the reverse-binary cursor scan of a value's <see cref="FieldTable"/>,
+/// with MATCH, COUNT and (HSCAN) NOVALUES, replying [next cursor, elements].
+/// </summary>
+internal static unsafe class ElementScan
+{
+    public enum Kind { Hash, Set, SortedSet }
+
+    /// <summary>Parses the cursor (argument 2) and options, then scans <paramref name="table"/> (null: a missing key).</summary>
+    public static void Run(ref CommandContext c, FieldTable* table, Kind kind)
+    {
+        if (!ScanCommands.TryParseCursor(c.Arg(2), out ulong cursor))
+        {
+            c.Error(ScanCommands.InvalidCursor);
+            return;
+        }
+        long count = 10;
+        int patternIndex = -1;
+        bool noValues = false;
+        for (int i = 3; i < c.ArgCount; i++)
+        {
+            bool hasValue = i + 1 < c.ArgCount;
+            if (c.ArgIs(i, "count"u8) && hasValue)
+            {
+                if (!c.TryInt64(i + 1, out count))
+                    return;
+                if (count < 1)
+                {
+                    c.SyntaxError();
+                    return;
+                }
+                i++;
+            }
+            else if (c.ArgIs(i, "match"u8) && hasValue)
+            {
+                patternIndex = ++i;
+            }
+            else if (kind == Kind.Hash && c.ArgIs(i, "novalues"u8))
+            {
+                noValues = true;
+            }
+            else
+            {
+                c.SyntaxError();
+                return;
+            }
+        }
+
+        var collector = new Collector(ArrayPool<nint>.Shared.Rent(64));
+        try
+        {
+            if (table != null)
+            {
+                // As Redis: stop after COUNT elements, or COUNT*10 bucket steps on a sparse table.
+                long steps = count > long.MaxValue / 10 ? long.MaxValue : count * 10;
+                do
+                    cursor = table->Scan(cursor, ref collector);
+                while (cursor != 0 && steps-- > 0 && collector.Count < count);
+            }
+            else
+            {
+                cursor = 0;
+            }
+            Write(ref c, ref collector, cursor, patternIndex < 0 ? default : c.Arg(patternIndex), patternIndex >= 0, kind, noValues);
+        }
+        finally
+        {
+            ArrayPool<nint>.Shared.Return(collector.Items);
+        }
+    }
+
+    private static void Write(ref CommandContext c, ref Collector collector, ulong next, ReadOnlySpan<byte> pattern, bool filter, Kind kind, bool noValues)
+    {
+        nint[] items = collector.Items;
+        int kept = 0;
+        for (int i = 0; i < collector.Count; i++)
+        {
+            var node = (FieldNode*)items[i];
+            if (!filter || GlobPattern.IsMatch(pattern, FieldNode.FieldOf(node)))
+                items[kept++] = (nint)node;
+        }
+        var reply = c.Reply;
+        reply.ArrayHeader(2);
+        Span<byte> digits = stackalloc byte[24];
+        Utf8Formatter.TryFormat(next, digits, out int length);
+        reply.Bulk(digits[..length]);
+        bool pairs = kind != Kind.Set && !noValues;
+        reply.ArrayHeader(pairs ? kept * 2L : kept);
+        for (int i = 0; i < kept; i++)
+        {
+            var node = (FieldNode*)items[i];
+            reply.Bulk(FieldNode.FieldOf(node));
+            if (!pairs)
+                continue;
+            if (kind == Kind.Hash)
+                reply.Bulk(FieldNode.ValueOf(node));
+            else
+                ScoreReply.AsBulk(reply, (*(SkipNode**)FieldNode.ValuePointer(node))->Score);
+        }
+    }
+
+    private struct Collector(nint[] items) : IFieldVisitor
+    {
+        public nint[] Items = items;
+        public int Count;
+
+        public void Visit(FieldNode* node)
+        {
+            if (Count == Items.Length)
+            {
+                nint[] larger = ArrayPool<nint>.Shared.Rent(Items.Length * 2);
+                Items.AsSpan().CopyTo(larger);
+                ArrayPool<nint>.Shared.Return(Items);
+                Items = larger;
+            }
+            Items[Count++] = (nint)node;
+        }
+    }
+}

@@ -1,0 +1,84 @@
+using System.Buffers;
+using Diagnostics.Server.DataTypes;
+
+namespace Diagnostics.Server.Commands;
+
+/// <summary>
+/// The counted forms of HRANDFIELD, SRANDMEMBER and ZRANDMEMBER, which Redis defines alike: a
+/// negative count returns exactly that many picks, repeats allowed; a positive count returns
+/// that many distinct elements, or all of them when the value is smaller.
+/// </summary>
+internal static unsafe class RandomFields
+{
+    public enum Shape { Field, FieldAndValue, MemberAndScore }
+
+    public static void Reply(ref CommandContext c, FieldTable* table, long count, Shape shape)
+    {
+        var reply = c.Reply;
+        long size = table == null ? 0 : table->Count;
+        if (count == 0 || size == 0)
+        {
+            reply.ArrayHeader(0);
+            return;
+        }
+        var random = Random.Shared;
+        if (count < 0)
+        {
+            Header(reply, -count, shape);
+            for (long i = 0; i < -count; i++)
+                Write(reply, table->Random(random), shape);
+            return;
+        }
+        if (count >= size)
+        {
+            Header(reply, size, shape);
+            foreach (FieldNode* node in *table)
+                Write(reply, node, shape);
+            return;
+        }
+        Header(reply, count, shape);
+        if (count * 3 > size)
+        {
+            // Many of them: take every node and keep a random prefix (partial Fisher-Yates).
+            nint[] nodes = ArrayPool<nint>.Shared.Rent((int)size);
+            int n = 0;
+            foreach (FieldNode* node in *table)
+                nodes[n++] = (nint)node;
+            for (int i = 0; i < count; i++)
+            {
+                int pick = i + random.Next(n - i);
+                (nodes[i], nodes[pick]) = (nodes[pick], nodes[i]);
+                Write(reply, (FieldNode*)nodes[i], shape);
+            }
+            ArrayPool<nint>.Shared.Return(nodes);
+            return;
+        }
+        // Few of a large value: random picks until enough distinct ones.
+        var seen = new HashSet<nint>((int)count);
+        while (seen.Count < count)
+        {
+            FieldNode* node = table->Random(random);
+            if (seen.Add((nint)node))
+                Write(reply, node, shape);
+        }
+    }
+
+    private static void Header(Protocol.RespWriter reply, long count, Shape shape)
+    {
+        // RESP2 flattens pairs; RESP3 nests each pair in an array of two.
+        if (shape != Shape.Field && reply.Protocol != 3)
+            count *= 2;
+        reply.ArrayHeader(count);
+    }
+
+    private static void Write(Protocol.RespWriter reply, FieldNode* node, Shape shape)
+    {
+        if (shape != Shape.Field && reply.Protocol == 3)
+            reply.ArrayHeader(2);
+        reply.Bulk(FieldNode.FieldOf(node));
+        if (shape == Shape.FieldAndValue)
+            reply.Bulk(FieldNode.ValueOf(node));
+        else if (shape == Shape.MemberAndScore)
+            reply.Double((*(SkipNode**)FieldNode.ValuePointer(node))->Score);
+    }
+}

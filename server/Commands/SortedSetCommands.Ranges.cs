@@ -1,0 +1,350 @@
+using Diagnostics.Server.DataTypes;
+using Diagnostics.Server.Engine;
+
+namespace Diagnostics.Server.Commands;
+
+/// <summary>The ZRANGE family, removals by range, and pops.</summary>
+public static unsafe partial class SortedSetCommands
+{
+    private enum RangeKind { Rank, Score, Lex }
+
+    /// <summary>What a ZRANGE-like command asked for, once its options are parsed.</summary>
+    private struct RangeQuery
+    {
+        public RangeKind Kind;
+        public bool Reverse;
+        public bool WithScores;
+        public long Offset;
+        /// <summary>Most elements to return; negative for no limit.</summary>
+        public long Limit;
+    }
+
+    private static void ZRange(ref CommandContext c) => RangeCommand(ref c, 1, store: false, fixedKind: null, reverse: false);
+    private static void ZRangeStore(ref CommandContext c) => RangeCommand(ref c, 2, store: true, fixedKind: null, reverse: false);
+    private static void ZRevRange(ref CommandContext c) => RangeCommand(ref c, 1, store: false, RangeKind.Rank, reverse: true);
+    private static void ZRangeByScore(ref CommandContext c) => RangeCommand(ref c, 1, store: false, RangeKind.Score, reverse: false);
+    private static void ZRevRangeByScore(ref CommandContext c) => RangeCommand(ref c, 1, store: false, RangeKind.Score, reverse: true);
+    private static void ZRangeByLex(ref CommandContext c) => RangeCommand(ref c, 1, store: false, RangeKind.Lex, reverse: false);
+    private static void ZRevRangeByLex(ref CommandContext c) => RangeCommand(ref c, 1, store: false, RangeKind.Lex, reverse: true);
+
+    /// <summary>
+    /// Every ZRANGE form, as Redis's zrangeGenericCommand: the source key at <paramref name="source"/>,
+    /// then min and max (max first for the REV forms), then options. ZRANGE itself takes
+    /// BYSCORE, BYLEX and REV; the older commands fix the kind and direction.
+    /// </summary>
+    private static void RangeCommand(ref CommandContext c, int source, bool store, RangeKind? fixedKind, bool reverse)
+    {
+        var query = new RangeQuery { Kind = fixedKind ?? RangeKind.Rank, Reverse = reverse, Limit = -1 };
+        bool limited = false;
+        for (int i = source + 3; i < c.ArgCount; i++)
+        {
+            if (!store && c.ArgIs(i, "withscores"u8))
+                query.WithScores = true;
+            else if (c.ArgIs(i, "limit"u8) && i + 2 < c.ArgCount)
+            {
+                if (!c.TryInt64(i + 1, out query.Offset) || !c.TryInt64(i + 2, out query.Limit))
+                    return;
+                limited = true;
+                i += 2;
+            }
+            else if (fixedKind is null && c.ArgIs(i, "byscore"u8))
+                query.Kind = RangeKind.Score;
+            else if (fixedKind is null && c.ArgIs(i, "bylex"u8))
+                query.Kind = RangeKind.Lex;
+            else if (fixedKind is null && c.ArgIs(i, "rev"u8))
+                query.Reverse = true;
+            else
+            {
+                c.SyntaxError();
+                return;
+            }
+        }
+        if (limited && query.Kind == RangeKind.Rank)
+        {
+            c.Error("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
+            return;
+        }
+        if (query.WithScores && query.Kind == RangeKind.Lex)
+        {
+            c.Error("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
+            return;
+        }
+        // The reverse score and lex forms name the upper bound first.
+        int minArg = source + 1, maxArg = source + 2;
+        if (query.Reverse && query.Kind != RangeKind.Rank)
+            (minArg, maxArg) = (maxArg, minArg);
+
+        var nodes = new NodeBuffer(16);
+        try
+        {
+            if (!TryParseBounds(ref c, query.Kind, minArg, maxArg, out long start, out long stop, out ScoreRange scores))
+                return;
+            SortedSetValue* set = ReadSet(ref c, source, out bool failed);
+            if (failed)
+                return;
+            if (set != null)
+            {
+                if (query.Kind == RangeKind.Lex)
+                {
+                    LexRange.TryParse(c.Arg(minArg), c.Arg(maxArg), out var lex);
+                    CollectLex(set, lex, query, ref nodes);
+                }
+                else
+                {
+                    Collect(set, query, start, stop, scores, ref nodes);
+                }
+            }
+            if (store)
+            {
+                SortedSetValue* result = SortedSetValue.Create();
+                foreach (nint node in nodes.Items)
+                    result->Add(SkipNode.MemberOf((SkipNode*)node), ((SkipNode*)node)->Score);
+                TypedKeys.Store(ref c, c.Arg(1), Engine.ValueType.SortedSet, result, result->Count);
+                c.Reply.Integer(nodes.Count);
+            }
+            else if (query.WithScores)
+                WriteWithScores(c.Reply, nodes.Items);
+            else
+                WriteMembers(c.Reply, nodes.Items);
+        }
+        finally
+        {
+            nodes.Dispose();
+        }
+    }
+
+    /// <summary>Parses min and max for the kind (ranks as integers, scores, or lex bounds), replying Redis's error otherwise.</summary>
+    private static bool TryParseBounds(ref CommandContext c, RangeKind kind, int minArg, int maxArg, out long start, out long stop, out ScoreRange scores)
+    {
+        start = stop = 0;
+        scores = default;
+        switch (kind)
+        {
+            case RangeKind.Rank:
+                return c.TryInt64(minArg, out start) && c.TryInt64(maxArg, out stop);
+            case RangeKind.Score:
+                if (ScoreRange.TryParse(c.Arg(minArg), c.Arg(maxArg), out scores))
+                    return true;
+                c.Error(MinMaxNotFloat);
+                return false;
+            default:
+                if (LexRange.TryParse(c.Arg(minArg), c.Arg(maxArg), out _))
+                    return true;
+                c.Error(MinMaxNotLex);
+                return false;
+        }
+    }
+
+    /// <summary>Collects the nodes of a rank or score range in reply order.</summary>
+    private static void Collect(SortedSetValue* set, in RangeQuery query, long start, long stop, in ScoreRange scores, ref NodeBuffer nodes)
+    {
+        SkipList* list = SortedSetValue.ListOf(set);
+        if (query.Kind == RangeKind.Rank)
+        {
+            if (!ListCommands.TryClamp(start, stop, list->Length, out long from, out long to))
+                return;
+            // Reverse ranks count from the highest score.
+            SkipNode* node = list->ByRank(query.Reverse ? list->Length - from : from + 1);
+            for (long i = from; i <= to && node != null; i++)
+            {
+                nodes.Add(node);
+                node = query.Reverse ? node->Backward : SkipNode.Next(node);
+            }
+            return;
+        }
+        if (query.Offset < 0)
+            return;
+        SkipNode* at = query.Reverse ? list->LastIn(scores) : list->FirstIn(scores);
+        for (long skip = query.Offset; at != null && skip > 0; skip--)
+            at = query.Reverse ? at->Backward : SkipNode.Next(at);
+        for (long taken = 0; at != null && (query.Limit < 0 || taken < query.Limit); taken++)
+        {
+            if (query.Reverse ? !scores.AboveMin(at->Score) : !scores.BelowMax(at->Score))
+                break;
+            nodes.Add(at);
+            at = query.Reverse ? at->Backward : SkipNode.Next(at);
+        }
+    }
+
+    private static void CollectLex(SortedSetValue* set, in LexRange range, in RangeQuery query, ref NodeBuffer nodes)
+    {
+        if (query.Offset < 0)
+            return;
+        SkipList* list = SortedSetValue.ListOf(set);
+        SkipNode* at = query.Reverse ? list->LastIn(range) : list->FirstIn(range);
+        for (long skip = query.Offset; at != null && skip > 0; skip--)
+            at = query.Reverse ? at->Backward : SkipNode.Next(at);
+        for (long taken = 0; at != null && (query.Limit < 0 || taken < query.Limit); taken++)
+        {
+            var member = SkipNode.MemberOf(at);
+            if (query.Reverse ? !range.AboveMin(member) : !range.BelowMax(member))
+                break;
+            nodes.Add(at);
+            at = query.Reverse ? at->Backward : SkipNode.Next(at);
+        }
+    }
+
+    // ---- removal by range ----------------------------------------------------------------
+
+    private static void ZRemRangeByRank(ref CommandContext c) => RemoveRange(ref c, RangeKind.Rank);
+    private static void ZRemRangeByScore(ref CommandContext c) => RemoveRange(ref c, RangeKind.Score);
+    private static void ZRemRangeByLex(ref CommandContext c) => RemoveRange(ref c, RangeKind.Lex);
+
+    private static void RemoveRange(ref CommandContext c, RangeKind kind)
+    {
+        if (!TryParseBounds(ref c, kind, 2, 3, out long start, out long stop, out ScoreRange scores))
+            return;
+        Entry* e = TypedKeys.Write(ref c, c.Arg(1), Engine.ValueType.SortedSet, out bool failed);
+        if (failed)
+            return;
+        long removed = 0;
+        if (e != null)
+        {
+            SortedSetValue* set = Values.SortedSet(e);
+            var query = new RangeQuery { Kind = kind, Limit = -1 };
+            var nodes = new NodeBuffer(16);
+            try
+            {
+                if (kind == RangeKind.Lex)
+                {
+                    LexRange.TryParse(c.Arg(2), c.Arg(3), out var lex);
+                    CollectLex(set, lex, query, ref nodes);
+                }
+                else
+                {
+                    Collect(set, query, start, stop, scores, ref nodes);
+                }
+                // Collected first: removing a node frees it, and the walk needs the links.
+                foreach (nint node in nodes.Items)
+                    set->Remove(SkipNode.MemberOf((SkipNode*)node));
+                removed = nodes.Count;
+            }
+            finally
+            {
+                nodes.Dispose();
+            }
+            TypedKeys.DeleteIfEmpty(ref c, c.Arg(1), e);
+        }
+        if (removed == 0)
+            c.LogNothing();
+        c.Reply.Integer(removed);
+    }
+
+    // ---- pops ----------------------------------------------------------------------------
+
+    private static void ZPopMin(ref CommandContext c) => Pop(ref c, max: false);
+    private static void ZPopMax(ref CommandContext c) => Pop(ref c, max: true);
+
+    /// <summary>ZPOPMIN/ZPOPMAX key [count]: [member, score] without a count, pairs with one (nested in RESP3); empty when missing.</summary>
+    private static void Pop(ref CommandContext c, bool max)
+    {
+        if (c.ArgCount > 3)
+        {
+            c.SyntaxError();
+            return;
+        }
+        long count = 1;
+        bool counted = c.ArgCount == 3;
+        if (counted)
+        {
+            if (!c.TryInt64(2, out count, CountNotPositive))
+                return;
+            if (count < 0)
+            {
+                c.Error(CountNotPositive);
+                return;
+            }
+        }
+        Entry* e = TypedKeys.Write(ref c, c.Arg(1), Engine.ValueType.SortedSet, out bool failed);
+        if (failed)
+            return;
+        if (e == null || count == 0)
+        {
+            c.LogNothing();
+            c.Reply.ArrayHeader(0);
+            return;
+        }
+        SortedSetValue* set = Values.SortedSet(e);
+        long n = Math.Min(count, set->Count);
+        if (counted && c.Reply.Protocol == 3)
+            c.Reply.ArrayHeader(n);
+        else
+            c.Reply.ArrayHeader(n * 2);
+        for (long i = 0; i < n; i++)
+            PopOne(ref c, set, max, nested: counted && c.Reply.Protocol == 3);
+        TypedKeys.DeleteIfEmpty(ref c, c.Arg(1), e);
+    }
+
+    /// <summary>Replies with the lowest or highest member and its score, then removes it.</summary>
+    private static void PopOne(ref CommandContext c, SortedSetValue* set, bool max, bool nested)
+    {
+        SkipList* list = SortedSetValue.ListOf(set);
+        SkipNode* node = max ? list->Last : list->First;
+        if (nested)
+            c.Reply.ArrayHeader(2);
+        c.Reply.Bulk(SkipNode.MemberOf(node));
+        c.Reply.Double(node->Score);
+        set->Remove(SkipNode.MemberOf(node));
+    }
+
+    /// <summary>ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: [key, [[member, score], ...]] from the first non-empty set, or null.</summary>
+    private static void ZMPop(ref CommandContext c)
+    {
+        if (!SetCommands.TryNumKeys(ref c, 1, out int numKeys, Errors.Syntax))
+            return;
+        int next = 2 + numKeys;
+        bool max;
+        if (next < c.ArgCount && c.ArgIs(next, "max"u8))
+            max = true;
+        else if (next < c.ArgCount && c.ArgIs(next, "min"u8))
+            max = false;
+        else
+        {
+            c.SyntaxError();
+            return;
+        }
+        long count = 1;
+        if (next + 1 < c.ArgCount)
+        {
+            if (next + 3 != c.ArgCount || !c.ArgIs(next + 1, "count"u8))
+            {
+                c.SyntaxError();
+                return;
+            }
+            if (!c.TryInt64(next + 2, out count))
+                return;
+            if (count <= 0)
+            {
+                c.Error("ERR count should be greater than 0");
+                return;
+            }
+        }
+        for (int k = 2; k < next; k++)
+        {
+            Entry* e = TypedKeys.Write(ref c, c.Arg(k), Engine.ValueType.SortedSet, out bool failed);
+            if (failed)
+                return;
+            if (e == null)
+                continue;
+            SortedSetValue* set = Values.SortedSet(e);
+            long n = Math.Min(count, set->Count);
+            c.Reply.ArrayHeader(2);
+            c.Reply.Bulk(c.Arg(k));
+            c.Reply.ArrayHeader(n);
+            for (long i = 0; i < n; i++)
+                PopOne(ref c, set, max, nested: true);
+            TypedKeys.DeleteIfEmpty(ref c, c.Arg(k), e);
+            // Propagated as the pop it was, as Redis does.
+            if (c.LogAs(3) is { } log)
+            {
+                log.Argument(max ? "ZPOPMAX"u8 : "ZPOPMIN"u8);
+                log.Argument(c.Arg(k));
+                log.Argument(n);
+                log.EndCommand();
+            }
+            return;
+        }
+        c.LogNothing();
+        c.Reply.NullArray();
+    }
+}

@@ -1,0 +1,91 @@
+using Diagnostics.Server.DataTypes;
+using Diagnostics.Server.Engine;
+
+namespace Diagnostics.Server.Commands;
+
+/// <summary>
+/// Key lookups for the commands of one value type: they check the type (replying WRONGTYPE),
+/// create the value when a write finds no key, and delete the key when a write empties it, as
+/// Redis never keeps an empty hash, list, set or sorted set.
+/// </summary>
+internal static unsafe class TypedKeys
+{
+    /// <summary>
+    /// The key's entry for a read (counting the hit or miss and touching it), or null: when the
+    /// key is missing nothing is written; when it holds another type WRONGTYPE is replied and
+    /// <paramref name="failed"/> is set.
+    /// </summary>
+    public static Entry* Read(ref CommandContext c, ReadOnlySpan<byte> key, Engine.ValueType type, out bool failed)
+    {
+        Entry* e = c.Read(key, out _);
+        failed = e != null && e->Type != type;
+        if (failed)
+        {
+            c.WrongType();
+            return null;
+        }
+        return e;
+    }
+
+    /// <summary>The key's entry for a write that does not create it (Redis's lookupKeyWrite), or null as <see cref="Read"/>.</summary>
+    public static Entry* Write(ref CommandContext c, ReadOnlySpan<byte> key, Engine.ValueType type, out bool failed)
+    {
+        Database db = c.Database(key, out uint hash);
+        Entry* e = db.Lookup(key, hash, c.ExpireClockMs);
+        failed = e != null && e->Type != type;
+        if (failed)
+        {
+            c.WrongType();
+            return null;
+        }
+        if (e != null)
+            c.Touch(e);
+        return e;
+    }
+
+    /// <summary>The key's entry for a write, created empty when missing; null only after WRONGTYPE.</summary>
+    public static Entry* WriteOrCreate(ref CommandContext c, ReadOnlySpan<byte> key, Engine.ValueType type)
+    {
+        Database db = c.Database(key, out uint hash);
+        Entry* e = db.Lookup(key, hash, c.ExpireClockMs);
+        if (e == null)
+        {
+            e = Values.NewEntry(key, hash, type);
+            db.Add(e);
+            return e;
+        }
+        if (e->Type != type)
+        {
+            c.WrongType();
+            return null;
+        }
+        c.Touch(e);
+        return e;
+    }
+
+    /// <summary>
+    /// Replaces whatever <paramref name="key"/> holds with a value built by the caller (the STORE
+    /// forms), without a TTL; an empty value deletes the key instead, as in Redis.
+    /// </summary>
+    public static void Store(ref CommandContext c, ReadOnlySpan<byte> key, Engine.ValueType type, void* structure, long count)
+    {
+        Database db = c.Database(key, out uint hash);
+        db.Delete(key, hash, c.ExpireClockMs);
+        Entry* e = Values.NewEntry(key, hash, type, structure);
+        if (count == 0)
+        {
+            EntryStore.Free(e);
+            return;
+        }
+        db.Add(e);
+    }
+
+    /// <summary>Deletes the key when its value has no elements left.</summary>
+    public static void DeleteIfEmpty(ref CommandContext c, ReadOnlySpan<byte> key, Entry* e)
+    {
+        if (Values.Length(e) != 0)
+            return;
+        Database db = c.Database(key, out uint hash);
+        db.Delete(key, hash, c.ExpireClockMs);
+    }
+}

@@ -1,0 +1,113 @@
+using Diagnostics.Server.Engine;
+using ValueType = Diagnostics.Server.Engine.ValueType;
+
+namespace Diagnostics.Server.DataTypes;
+
+/// <summary>
+/// The link between a key's <see cref="Entry"/> and the structure of a non-string value: the
+/// entry's 8 value bytes hold a pointer to it. Creating, freeing, measuring and copying any
+/// value goes through here, so the engine needs no knowledge of the types.
+/// </summary>
+public static unsafe class Values
+{
+    public static FieldTable* Hash(Entry* e) => *(FieldTable**)Entry.ValuePointer(e);
+    public static FieldTable* Set(Entry* e) => *(FieldTable**)Entry.ValuePointer(e);
+    public static ListValue* List(Entry* e) => *(ListValue**)Entry.ValuePointer(e);
+    public static SortedSetValue* SortedSet(Entry* e) => *(SortedSetValue**)Entry.ValuePointer(e);
+
+    /// <summary>A detached entry for <paramref name="key"/> holding a new, empty value of <paramref name="type"/>.</summary>
+    public static Entry* NewEntry(ReadOnlySpan<byte> key, uint hash, ValueType type)
+    {
+        void* structure = type switch
+        {
+            ValueType.Hash or ValueType.Set => FieldTable.Create(),
+            ValueType.List => ListValue.Create(),
+            ValueType.SortedSet => SortedSetValue.Create(),
+            _ => throw new ArgumentOutOfRangeException(nameof(type), type, "strings are stored in the entry itself"),
+        };
+        return NewEntry(key, hash, type, structure);
+    }
+
+    /// <summary>A detached entry for <paramref name="key"/> that takes over <paramref name="structure"/>, built by the caller (the STORE forms).</summary>
+    public static Entry* NewEntry(ReadOnlySpan<byte> key, uint hash, ValueType type, void* structure)
+    {
+        Entry* e = EntryStore.Allocate(key, hash, sizeof(void*), type);
+        *(void**)Entry.ValuePointer(e) = structure;
+        return e;
+    }
+
+    /// <summary>Frees the structure a non-string entry points to (not the entry's own block).</summary>
+    public static void FreeStructure(Entry* e)
+    {
+        switch (e->Type)
+        {
+            case ValueType.Hash:
+            case ValueType.Set:
+                FieldTable.Destroy(Hash(e));
+                break;
+            case ValueType.List:
+                ListValue.Destroy(List(e));
+                break;
+            case ValueType.SortedSet:
+                SortedSetValue.Destroy(SortedSet(e));
+                break;
+        }
+    }
+
+    /// <summary>Bytes held by the value's structure outside the entry block (0 for strings).</summary>
+    public static long StructureBytes(Entry* e) => e->Type switch
+    {
+        ValueType.Hash or ValueType.Set => Hash(e)->Bytes,
+        ValueType.List => List(e)->Bytes,
+        ValueType.SortedSet => SortedSet(e)->Bytes,
+        _ => 0,
+    };
+
+    /// <summary>Elements in the value: fields, members, list elements; 1 for a string.</summary>
+    public static long Length(Entry* e) => e->Type switch
+    {
+        ValueType.Hash or ValueType.Set => Hash(e)->Count,
+        ValueType.List => List(e)->Count,
+        ValueType.SortedSet => SortedSet(e)->Count,
+        _ => 1,
+    };
+
+    /// <summary>Points a copied entry block (COPY) at an independent copy of the source's structure.</summary>
+    public static void CopyStructure(Entry* source, Entry* copy)
+    {
+        void* structure;
+        switch (source->Type)
+        {
+            case ValueType.Hash:
+            case ValueType.Set:
+            {
+                FieldTable* from = Hash(source);
+                FieldTable* to = FieldTable.Create();
+                foreach (FieldNode* node in *from)
+                    FieldNode.ValueOf(node).CopyTo(FieldNode.ValueOf(to->Add(FieldNode.FieldOf(node), node->Hash, node->ValueLength)));
+                structure = to;
+                break;
+            }
+            case ValueType.List:
+            {
+                ListValue* from = List(source);
+                ListValue* to = ListValue.Create();
+                for (int i = 0; i < from->Count; i++)
+                    to->PushTail((*from)[i]);
+                structure = to;
+                break;
+            }
+            case ValueType.SortedSet:
+            {
+                SortedSetValue* to = SortedSetValue.Create();
+                for (SkipNode* node = SortedSetValue.ListOf(SortedSet(source))->First; node != null; node = SkipNode.Next(node))
+                    to->Add(SkipNode.MemberOf(node), node->Score);
+                structure = to;
+                break;
+            }
+            default:
+                return;
+        }
+        *(void**)Entry.ValuePointer(copy) = structure;
+    }
+}
