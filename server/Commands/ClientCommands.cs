@@ -36,6 +36,8 @@ public static class ClientCommands
                 { Arguments = [new("enabled", "oneof", Children: [new("on", "pure-token", Token: "ON"), new("off", "pure-token", Token: "OFF")])] },
                 new CommandSpec("reply", 3, f, 0, 0, 0, Reply, g, "Instructs the server whether to reply to commands.", "3.2.0")
                 { Arguments = [new("action", "oneof", Children: [new("on", "pure-token", Token: "ON"), new("off", "pure-token", Token: "OFF"), new("skip", "pure-token", Token: "SKIP")])] },
+                new CommandSpec("unblock", -3, f | Admin, 0, 0, 0, Unblock, g, "Unblocks a client blocked by a blocking command from a different connection.", "5.0.0", "O(log N) where N is the number of client connections")
+                { Arguments = [new("client-id", "integer"), new("unblock-type", "oneof", Optional: true, Children: [new("timeout", "pure-token", Token: "TIMEOUT"), new("error", "pure-token", Token: "ERROR")])] },
                 new CommandSpec("help", 2, f, 0, 0, 0, Help, g, "Returns helpful text about the different subcommands.", "5.0.0")));
     }
 
@@ -297,6 +299,30 @@ public static class ClientCommands
         }
     }
 
+    /// <summary>CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 when that client was blocked and now answers as timed out (or with -UNBLOCKED), else 0.</summary>
+    private static void Unblock(ref CommandContext c)
+    {
+        if (!c.TryInt64(2, out long id))
+            return;
+        var outcome = Engine.BlockOutcome.UnblockedAsTimeout;
+        if (c.ArgCount == 4 && c.ArgIs(3, "error"u8))
+            outcome = Engine.BlockOutcome.UnblockedWithError;
+        else if (c.ArgCount > 4 || (c.ArgCount == 4 && !c.ArgIs(3, "timeout"u8)))
+        {
+            c.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+            return;
+        }
+        foreach (var client in c.Server.Clients.Snapshot())
+        {
+            if (client.Id == id && client.Blocked is { } block)
+            {
+                c.Reply.Integer(block.Interrupt(outcome) ? 1 : 0);
+                return;
+            }
+        }
+        c.Reply.Integer(0);
+    }
+
     private static void Help(ref CommandContext c)
     {
         string[] lines =
@@ -313,6 +339,7 @@ public static class ClientCommands
             "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
             "SETNAME <name>", "    Assign the name <name> to the current connection.",
             "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
+            "UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
             "HELP", "    Print this help.",
         ];
         HelpReply.Write(c.Reply, lines);

@@ -21,6 +21,7 @@ public sealed class CommandTable
         SetCommands.Register(this);
         ListCommands.Register(this);
         SortedSetCommands.Register(this);
+        BlockingCommands.Register(this);
         KeyCommands.Register(this);
         ExpireCommands.Register(this);
         ScanCommands.Register(this);

@@ -177,7 +177,7 @@ public static unsafe class ListCommands
     }
 
     /// <summary>Replies with the head or tail element and removes it.</summary>
-    private static void PopOne(ref CommandContext c, ListValue* list, bool head)
+    internal static void PopOne(ref CommandContext c, ListValue* list, bool head)
     {
         if (head)
         {
@@ -447,7 +447,7 @@ public static unsafe class ListCommands
 
     // ---- moves between lists -------------------------------------------------------------
 
-    private static bool TryParseEnd(ref CommandContext c, int index, out bool head)
+    internal static bool TryParseEnd(ref CommandContext c, int index, out bool head)
     {
         head = c.ArgIs(index, "left"u8);
         if (head || c.ArgIs(index, "right"u8))
@@ -469,7 +469,7 @@ public static unsafe class ListCommands
     /// Pops from the source end and pushes to the destination end, replying with the element;
     /// null when the source is missing. Both types are checked before anything moves.
     /// </summary>
-    private static void Move(ref CommandContext c, bool fromHead, bool toHead)
+    internal static void Move(ref CommandContext c, bool fromHead, bool toHead, bool logAsLMove = false)
     {
         ReadOnlySpan<byte> source = c.Arg(1), destination = c.Arg(2);
         Entry* from = TypedKeys.Write(ref c, source, Engine.ValueType.List, out bool failed);
@@ -493,17 +493,29 @@ public static unsafe class ListCommands
         if (target == list)
         {
             Rotate(list, fromHead, toHead);
-            return;
         }
-        if (toHead)
-            target->PushHead(element);
         else
-            target->PushTail(element);
-        if (fromHead)
-            list->RemoveHead();
-        else
-            list->RemoveTail();
-        TypedKeys.DeleteIfEmpty(ref c, source, from);
+        {
+            if (toHead)
+                target->PushHead(element);
+            else
+                target->PushTail(element);
+            if (fromHead)
+                list->RemoveHead();
+            else
+                list->RemoveTail();
+            TypedKeys.DeleteIfEmpty(ref c, source, from);
+        }
+        // The blocking forms are logged as the LMOVE they performed, which a replay cannot block on.
+        if (logAsLMove && c.LogAs(5) is { } log)
+        {
+            log.Argument("LMOVE"u8);
+            log.Argument(source);
+            log.Argument(destination);
+            log.Argument(fromHead ? "LEFT"u8 : "RIGHT"u8);
+            log.Argument(toHead ? "LEFT"u8 : "RIGHT"u8);
+            log.EndCommand();
+        }
     }
 
     /// <summary>LMOVE of a list onto itself: the end element goes to the other end (or stays).</summary>
@@ -579,7 +591,7 @@ public static unsafe class ListCommands
     }
 
     /// <summary>Logs a pop of <paramref name="count"/> from one key as LPOP/RPOP key count, as Redis propagates LMPOP.</summary>
-    private static void LogPops(ref CommandContext c, ReadOnlySpan<byte> key, bool head, long count)
+    internal static void LogPops(ref CommandContext c, ReadOnlySpan<byte> key, bool head, long count)
     {
         if (c.LogAs(3) is not { } log)
             return;

@@ -276,7 +276,7 @@ public static unsafe partial class SortedSetCommands
     }
 
     /// <summary>Replies with the lowest or highest member and its score, then removes it.</summary>
-    private static void PopOne(ref CommandContext c, SortedSetValue* set, bool max, bool nested)
+    internal static void PopOne(ref CommandContext c, SortedSetValue* set, bool max, bool nested)
     {
         SkipList* list = SortedSetValue.ListOf(set);
         SkipNode* node = max ? list->Last : list->First;

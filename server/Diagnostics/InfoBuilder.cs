@@ -157,10 +157,12 @@ public static class InfoBuilder
 
     private static void WriteClients(StringBuilder text, DataServer server)
     {
-        long maxInput = 0;
+        long maxInput = 0, blocked = 0;
         long maxOutput = server.Clients.RecentMaxOutputBuffer.Max(Environment.TickCount64 / 1000);
         foreach (var client in server.Clients.Snapshot())
         {
+            if (client.Blocked is not null)
+                blocked++;
             maxInput = Math.Max(maxInput, client.QueryBufferBytes + client.ArenaCapacity);
             maxOutput = Math.Max(maxOutput, client.OutputBufferBytes);
         }
@@ -169,7 +171,7 @@ public static class InfoBuilder
         Field(text, "maxclients", server.Config.MaxClients);
         Field(text, "client_recent_max_input_buffer", maxInput);
         Field(text, "client_recent_max_output_buffer", maxOutput);
-        Field(text, "blocked_clients", 0);
+        Field(text, "blocked_clients", blocked);
         Field(text, "tracking_clients", 0);
     }
 

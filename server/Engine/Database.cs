@@ -129,7 +129,17 @@ public sealed unsafe class Database : IDisposable
         _keys.Insert(e);
         if (expireAt > 0)
             SetExpire(e, expireAt);
+        // A list or sorted set appearing where clients wait makes the key ready for them (Redis's
+        // signalKeyAsReady in dbAdd): creation is the only moment a waited-on key gains elements.
+        if (Blocked is { } blocked && e->Type is ValueType.List or ValueType.SortedSet && blocked.HasWaiters(Entry.KeyOf(e)))
+            ReadyKeys.Signal(this, Entry.KeyOf(e));
     }
+
+    /// <summary>Clients blocked on keys of this database; null until the first one blocks.</summary>
+    public BlockingQueues? Blocked { get; private set; }
+
+    /// <summary>Queues a blocked client on <paramref name="key"/>.</summary>
+    public void BlockOn(ReadOnlySpan<byte> key, BlockedClient client) => (Blocked ??= new BlockingQueues()).Add(key, client);
 
     /// <summary>Replaces the value of the entry at <paramref name="slot"/> with a string.</summary>
     public Entry* OverwriteString(Entry** slot, ReadOnlySpan<byte> value, long expireAt)
@@ -283,9 +293,10 @@ public sealed unsafe class Database : IDisposable
         return (sampled, expired);
     }
 
-    /// <summary>Background housekeeping from the shard cron: rehash and shrink.</summary>
+    /// <summary>Background housekeeping from the shard cron: rehash and shrink, forget clients that stopped waiting.</summary>
     public void Housekeep(int rehashMilliseconds)
     {
+        Blocked?.Purge();
         _keys.ShrinkIfSparse();
         if (_keys.IsRehashing)
             _keys.RehashFor(rehashMilliseconds);

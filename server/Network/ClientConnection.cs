@@ -157,6 +157,7 @@ public sealed class ClientConnection : IDisposable
     {
         Killed = true;
         _closing = true;
+        Blocked?.Interrupt(BlockOutcome.Interrupted);
         _transport.Abort("killed by CLIENT KILL");
     }
 
@@ -351,18 +352,23 @@ public sealed class ClientConnection : IDisposable
             {
                 ExecuteCommand(i);
                 CommitLoggedWrites();
+                if (await WaitIfBlockedAsync() == BlockOutcome.Retry)
+                    continue;
                 i++;
                 continue;
             }
             if (route == Route.Coordinated)
             {
                 await ExecuteCoordinatedAsync(i);
+                if (await WaitIfBlockedAsync() == BlockOutcome.Retry)
+                    continue;
                 i++;
                 continue;
             }
 
+            // A command that may block ends the run: what follows it waits until it is served.
             int end = i + 1;
-            while (end < count && Classify(end, out int next) == Route.Shard && next == shardIndex)
+            while (end < count && (_specs[end - 1]!.Flags & CommandFlags.Blocking) == 0 && Classify(end, out int next) == Route.Shard && next == shardIndex)
                 end++;
             Shard shard = keyspace.Shards[shardIndex];
             if (shard.Mode == ExecutionMode.Executor)
@@ -381,7 +387,98 @@ public sealed class ClientConnection : IDisposable
                     shard.RunInline(_work);
                 }
             }
+            if (await WaitIfBlockedAsync() == BlockOutcome.Retry)
+            {
+                i = end - 1;
+                continue;
+            }
             i = end;
+        }
+    }
+
+    /// <summary>Set by a blocking command that found nothing: the connection waits on it before running anything else.</summary>
+    internal BlockedClient? PendingBlock { get; set; }
+
+    /// <summary>The wait this connection is in (CLIENT LIST flag b, CLIENT UNBLOCK), or null.</summary>
+    public BlockedClient? Blocked { get; private set; }
+
+    private void TimeoutReply(BlockedClient block)
+    {
+        if (block.TimeoutIsNullBulk)
+            Reply.Null();
+        else
+            Reply.NullArray();
+    }
+
+    /// <summary>True while EXEC runs a transaction: blocking commands answer at once instead of waiting.</summary>
+    public bool InTransaction { get; internal set; }
+
+    /// <summary>Which command of the current batch is running (a blocked client is served by it).</summary>
+    internal int CurrentCommandIndex { get; private set; }
+
+    internal ArgList BatchArgs(int index) => _batch[index];
+    internal CommandSpec? SpecAt(int index) => _specs[index];
+    internal DataServer Server => _server;
+
+    /// <summary>How often a blocked client checks that its connection is still there.</summary>
+    private const int BlockedCheckMs = 1000;
+
+    /// <summary>
+    /// Waits out a command that blocked: until another client's write serves it, its timeout
+    /// passes (a null reply), CLIENT UNBLOCK, or the client goes away. Nothing is read meanwhile;
+    /// the connection is checked once a second so a client that hung up does not wait for ever.
+    /// </summary>
+    private async ValueTask<BlockOutcome> WaitIfBlockedAsync()
+    {
+        if (PendingBlock is not { } block)
+            return BlockOutcome.Served;
+        PendingBlock = null;
+        Blocked = block;
+        try
+        {
+            await LeaveSocketThreadAsync();
+            while (true)
+            {
+                long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+                long wait = block.DeadlineUnixMs == 0 ? BlockedCheckMs : Math.Min(BlockedCheckMs, block.DeadlineUnixMs - now);
+                bool gone = _closing || _transport.PeerClosed;
+                if ((wait <= 0 || gone) && block.TryAbandon())
+                {
+                    if (gone)
+                    {
+                        _closing = true;
+                        return BlockOutcome.Interrupted;
+                    }
+                    TimeoutReply(block);
+                    return BlockOutcome.Served;
+                }
+                if (wait > 0 && !block.Done.Task.IsCompleted)
+                {
+                    using var cancel = new CancellationTokenSource();
+                    await Task.WhenAny(block.Done.Task, Task.Delay((int)wait, cancel.Token));
+                    cancel.Cancel();
+                }
+                if (!block.Done.Task.IsCompleted)
+                    continue;
+                var outcome = await block.Done.Task;
+                switch (outcome)
+                {
+                    case BlockOutcome.UnblockedAsTimeout:
+                        TimeoutReply(block);
+                        break;
+                    case BlockOutcome.UnblockedWithError:
+                        Reply.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+                        break;
+                    case BlockOutcome.Interrupted:
+                        _closing = true;
+                        break;
+                }
+                return outcome;
+            }
+        }
+        finally
+        {
+            Blocked = null;
         }
     }
 
@@ -577,6 +674,7 @@ public sealed class ClientConnection : IDisposable
         }
 
         LastCommand = spec;
+        CurrentCommandIndex = index;
         long started = Stopwatch.GetTimestamp();
         int database = DatabaseIndex;
         var context = new CommandContext(_server, this, _server.Keyspace, args, spec, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
@@ -609,6 +707,14 @@ public sealed class ClientConnection : IDisposable
                 logged.EndCommand();
             }
         }
+        // Clients blocked on keys this command created are served now, before anything else
+        // runs on the shard; their pops are logged after this command, into the same buffer.
+        if (ReadyKeys.AnyReady)
+        {
+            Engine.ExpiryLog.Current = logged;
+            ReadyKeys.ServeAll(context.ExpireClockMs);
+            Engine.ExpiryLog.Current = null;
+        }
         long elapsed = Stopwatch.GetTimestamp() - started;
         counters.Calls[spec.Id]++;
         counters.Ticks[spec.Id] += elapsed;
@@ -632,6 +738,8 @@ public sealed class ClientConnection : IDisposable
             _aofWaitOffset = _server.Aof.Append(logged);
             logged.Clear();
         }
+        // Clients served by these writes may now reply: their pops are in the AOF's hands.
+        ReadyKeys.ReleaseServed();
     }
 
     private static string UnknownCommandMessage(ArgList args)

@@ -66,6 +66,8 @@ public static class ClientDescription
             flags.Append('e');
         if (client.NoTouch)
             flags.Append('T');
+        if (client.Blocked is not null)
+            flags.Append('b');
         return flags.Length == 0 ? "N" : flags.ToString();
     }
 }

@@ -26,6 +26,12 @@ public abstract class ClientTransport
     public virtual long SentBytes => 0;
     public virtual long SentBlocks => 0;
 
+    /// <summary>
+    /// True when the peer has closed the connection though nothing is reading it (a client that
+    /// hung up while blocked); false when it is open or the transport cannot tell.
+    /// </summary>
+    public virtual bool PeerClosed => false;
+
     /// <summary>Drops the connection; pending reads and writes end.</summary>
     public abstract void Abort(string reason);
 }

@@ -63,6 +63,22 @@ public sealed class SocketClientTransport : ClientTransport, IDuplexPipe, IDispo
         }
     }
 
+    /// <summary>Readable with nothing to read: the peer sent FIN (or the socket failed).</summary>
+    public override bool PeerClosed
+    {
+        get
+        {
+            try
+            {
+                return _socket.Poll(0, SelectMode.SelectRead) && _socket.Available == 0;
+            }
+            catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
+            {
+                return true;
+            }
+        }
+    }
+
     public override void Abort(string reason)
     {
         try
