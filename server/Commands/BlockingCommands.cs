@@ -218,6 +218,7 @@ public static unsafe class BlockingCommands
             return false;
         // A destination of another type answers WRONGTYPE and the element stays, as in Redis.
         ListCommands.Move(ref c, fromHead, toHead, logAsLMove: true);
+        c.Database(c.Arg(2), out _).Watched?.Touch(c.Arg(2));
         return true;
     }
 

@@ -24,4 +24,6 @@ public enum CommandFlags
     Connection = 1 << 20,
     /// <summary>Needs every shard at once (FLUSHALL, KEYS, SWAPDB): all shards are parked while it runs.</summary>
     AllShards = 1 << 21,
+    /// <summary>Runs at once even between MULTI and EXEC (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET): never queued.</summary>
+    TransactionControl = 1 << 22,
 }

@@ -40,6 +40,11 @@ public sealed class CommandSpec
     public int KeyStep { get; }
     /// <summary>For commands that count their keys: the argument holding the count, the keys right after it; 0 for none.</summary>
     public int KeyCountIndex { get; init; }
+    /// <summary>
+    /// The only key a write changes when the others are just read (the destination of the STORE
+    /// forms, COPY's target): WATCH is touched for it alone. 0: every key may change.
+    /// </summary>
+    public int WrittenKey { get; init; }
     public CommandHandler? Handler { get; }
     public string Group { get; }
     public string Summary { get; }

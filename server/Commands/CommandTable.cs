@@ -22,6 +22,7 @@ public sealed class CommandTable
         ListCommands.Register(this);
         SortedSetCommands.Register(this);
         BlockingCommands.Register(this);
+        TransactionCommands.Register(this);
         KeyCommands.Register(this);
         ExpireCommands.Register(this);
         ScanCommands.Register(this);
@@ -69,4 +70,8 @@ public sealed class CommandTable
     }
 
     public CommandSpec? Find(string name) => _byName.GetValueOrDefault(name);
+
+    /// <summary>EXEC, which the connection routes by its queue rather than its arguments.</summary>
+    public CommandSpec Exec => _exec ??= Find("exec")!;
+    private CommandSpec? _exec;
 }

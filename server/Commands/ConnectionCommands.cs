@@ -35,8 +35,8 @@ public static class ConnectionCommands
         { Arguments = [new("username", "string", Optional: true), new("password", "string")], Redact = (_, index) => index >= 1 });
         table.Add(new CommandSpec("select", 2, Connection | Fast | Loading | Stale, 0, 0, 0, Select, g, "Changes the selected database.")
         { Arguments = [new("index", "integer")] });
-        table.Add(new CommandSpec("quit", -1, Connection | Fast | NoAuth | Loading | Stale, 0, 0, 0, Quit, g, "Closes the connection."));
-        table.Add(new CommandSpec("reset", 1, Connection | Fast | NoAuth | NoScript | Loading | Stale, 0, 0, 0, Reset, g,
+        table.Add(new CommandSpec("quit", -1, Connection | Fast | NoAuth | Loading | Stale | TransactionControl, 0, 0, 0, Quit, g, "Closes the connection."));
+        table.Add(new CommandSpec("reset", 1, Connection | Fast | NoAuth | NoScript | Loading | Stale | TransactionControl, 0, 0, 0, Reset, g,
             "Resets the connection.", "6.2.0"));
     }
 
@@ -180,6 +180,7 @@ public static class ConnectionCommands
     private static void Reset(ref CommandContext c)
     {
         var client = c.Client;
+        client.ResetTransaction();
         client.DatabaseIndex = 0;
         client.Name = null;
         client.ReplyMode = ReplyMode.On;

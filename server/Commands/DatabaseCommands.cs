@@ -109,6 +109,7 @@ public static class DatabaseCommands
                 (dbs[first], dbs[second]) = (dbs[second], dbs[first]);
                 dbs[first].Index = first;
                 dbs[second].Index = second;
+                Database.AfterSwap(dbs[first], dbs[second], c.ExpireClockMs);
             }
         }
         c.Reply.Ok();

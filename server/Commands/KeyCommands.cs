@@ -34,6 +34,7 @@ public static unsafe class KeyCommands
         table.Add(new CommandSpec("copy", -3, Write | DenyOom, 1, 2, 1, Copy, g, "Copies the value of a key to a new key.", "6.2.0",
             "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.")
         {
+            WrittenKey = 2,
             Arguments = [new("source", "key"), new("destination", "key"),
                 new("destination-db", "integer", Optional: true, Token: "DB"),
                 new("replace", "pure-token", Optional: true, Token: "REPLACE")],

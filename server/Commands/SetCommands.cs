@@ -53,19 +53,19 @@ public static unsafe class SetCommands
         { KeyCountIndex = 1, Arguments = [new("numkeys", "integer"), keys, new("limit", "integer", Optional: true, Token: "LIMIT")] });
         table.Add(new CommandSpec("sinterstore", -3, Write | DenyOom, 1, -1, 1, SInterStore, g, "Stores the intersect of multiple sets in a key.", "1.0.0",
             "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.")
-        { Arguments = [new("destination", "key"), keys] });
+        { WrittenKey = 1, Arguments = [new("destination", "key"), keys] });
         table.Add(new CommandSpec("sunion", -2, ReadOnly, 1, -1, 1, SUnion, g, "Returns the union of multiple sets.", "1.0.0",
             "O(N) where N is the total number of elements in all given sets.")
         { Arguments = [keys] });
         table.Add(new CommandSpec("sunionstore", -3, Write | DenyOom, 1, -1, 1, SUnionStore, g, "Stores the union of multiple sets in a key.", "1.0.0",
             "O(N) where N is the total number of elements in all given sets.")
-        { Arguments = [new("destination", "key"), keys] });
+        { WrittenKey = 1, Arguments = [new("destination", "key"), keys] });
         table.Add(new CommandSpec("sdiff", -2, ReadOnly, 1, -1, 1, SDiff, g, "Returns the difference of multiple sets.", "1.0.0",
             "O(N) where N is the total number of elements in all given sets.")
         { Arguments = [keys] });
         table.Add(new CommandSpec("sdiffstore", -3, Write | DenyOom, 1, -1, 1, SDiffStore, g, "Stores the difference of multiple sets in a key.", "1.0.0",
             "O(N) where N is the total number of elements in all given sets.")
-        { Arguments = [new("destination", "key"), keys] });
+        { WrittenKey = 1, Arguments = [new("destination", "key"), keys] });
         table.Add(new CommandSpec("sscan", -3, ReadOnly, 1, 1, 1, SScan, g, "Iterates over members of a set.", "2.8.0", scanComplexity)
         {
             Arguments = [key, new("cursor", "integer"),

@@ -69,6 +69,7 @@ public static unsafe partial class SortedSetCommands
         });
         table.Add(new CommandSpec("zrangestore", -5, Write | DenyOom, 1, 2, 1, ZRangeStore, g, "Stores a range of members from sorted set in a key.", "6.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.")
         {
+            WrittenKey = 1,
             Arguments = [new("dst", "key"), new("src", "key"), new("min", "string"), new("max", "string"),
                 new("sortby", "oneof", Optional: true, Children: [new("byscore", "pure-token", Token: "BYSCORE"), new("bylex", "pure-token", Token: "BYLEX")]),
                 new("rev", "pure-token", Optional: true, Token: "REV"), limit],
@@ -115,11 +116,11 @@ public static unsafe partial class SortedSetCommands
         table.Add(new CommandSpec("zdiff", -3, ReadOnly, 0, 0, 0, ZDiff, g, "Returns the difference between multiple sorted sets.", "6.2.0", diffComplexity)
         { KeyCountIndex = 1, Arguments = [numKeys, inputKeys, withScores] });
         table.Add(new CommandSpec("zunionstore", -4, Write | DenyOom, 1, 1, 1, ZUnionStore, g, "Stores the union of multiple sorted sets in a key.", "2.0.0", unionComplexity)
-        { KeyCountIndex = 2, Arguments = [new("destination", "key"), numKeys, inputKeys, weights, aggregate] });
+        { WrittenKey = 1, KeyCountIndex = 2, Arguments = [new("destination", "key"), numKeys, inputKeys, weights, aggregate] });
         table.Add(new CommandSpec("zinterstore", -4, Write | DenyOom, 1, 1, 1, ZInterStore, g, "Stores the intersect of multiple sorted sets in a key.", "2.0.0", interComplexity)
-        { KeyCountIndex = 2, Arguments = [new("destination", "key"), numKeys, inputKeys, weights, aggregate] });
+        { WrittenKey = 1, KeyCountIndex = 2, Arguments = [new("destination", "key"), numKeys, inputKeys, weights, aggregate] });
         table.Add(new CommandSpec("zdiffstore", -4, Write | DenyOom, 1, 1, 1, ZDiffStore, g, "Stores the difference of multiple sorted sets in a key.", "6.2.0", diffComplexity)
-        { KeyCountIndex = 2, Arguments = [new("destination", "key"), numKeys, inputKeys] });
+        { WrittenKey = 1, KeyCountIndex = 2, Arguments = [new("destination", "key"), numKeys, inputKeys] });
         table.Add(new CommandSpec("zintercard", -3, ReadOnly, 0, 0, 0, ZInterCard, g, "Returns the number of members of the intersect of multiple sorted sets.", "7.0.0", "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.")
         { KeyCountIndex = 1, Arguments = [numKeys, inputKeys, new("limit", "integer", Optional: true, Token: "LIMIT")] });
         table.Add(new CommandSpec("zrandmember", -2, ReadOnly, 1, 1, 1, ZRandMember, g, "Returns one or more random members from a sorted set.", "6.2.0", "O(N) where N is the number of members returned")

@@ -18,6 +18,9 @@ public sealed class BlockingQueues
 
     public bool HasWaiters(ReadOnlySpan<byte> key) => _lookup.ContainsKey(key);
 
+    /// <summary>The keys clients wait on; do not change the queues while enumerating.</summary>
+    public IEnumerable<byte[]> Keys => _byKey.Keys;
+
     public void Add(ReadOnlySpan<byte> key, BlockedClient client)
     {
         if (!_lookup.TryGetValue(key, out var queue))

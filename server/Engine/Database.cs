@@ -45,6 +45,7 @@ public sealed unsafe class Database : IDisposable
     private void RemoveExpired(Entry** slot)
     {
         ExpiryLog.Record(Index, Entry.KeyOf(*slot));
+        Watched?.Touch(Entry.KeyOf(*slot));
         RemoveAt(slot);
         ExpiredKeys++;
     }
@@ -61,6 +62,7 @@ public sealed unsafe class Database : IDisposable
     {
         long bytes = EntryStore.ChargedBytes(*slot);
         ExpiryLog.Record(Index, Entry.KeyOf(*slot));
+        Watched?.Touch(Entry.KeyOf(*slot));
         RemoveAt(slot);
         return bytes;
     }
@@ -140,6 +142,31 @@ public sealed unsafe class Database : IDisposable
 
     /// <summary>Queues a blocked client on <paramref name="key"/>.</summary>
     public void BlockOn(ReadOnlySpan<byte> key, BlockedClient client) => (Blocked ??= new BlockingQueues()).Add(key, client);
+
+    /// <summary>Connections watching keys of this database (WATCH); null until the first WATCH.</summary>
+    public WatchedKeys? Watched { get; private set; }
+
+    public void Watch(ReadOnlySpan<byte> key, Watcher watcher) => (Watched ??= new WatchedKeys()).Add(key, watcher);
+
+    /// <summary>
+    /// After SWAPDB exchanged the data of two databases: the clients waiting on or watching their
+    /// numbers stay with the number, as in Redis. Watchers of both are touched, and waited-on keys
+    /// that now hold a value are made ready.
+    /// </summary>
+    public static void AfterSwap(Database a, Database b, long nowMs)
+    {
+        (a.Blocked, b.Blocked) = (b.Blocked, a.Blocked);
+        (a.Watched, b.Watched) = (b.Watched, a.Watched);
+        foreach (var db in (ReadOnlySpan<Database>)[a, b])
+        {
+            db.Watched?.TouchAll();
+            if (db.Blocked is not { } blocked)
+                continue;
+            foreach (byte[] key in blocked.Keys)
+                if (db.Lookup(key, Keyspace.Hash(key), nowMs) != null)
+                    ReadyKeys.Signal(db, key);
+        }
+    }
 
     /// <summary>Replaces the value of the entry at <paramref name="slot"/> with a string.</summary>
     public Entry* OverwriteString(Entry** slot, ReadOnlySpan<byte> value, long expireAt)
@@ -297,6 +324,7 @@ public sealed unsafe class Database : IDisposable
     public void Housekeep(int rehashMilliseconds)
     {
         Blocked?.Purge();
+        Watched?.Purge();
         _keys.ShrinkIfSparse();
         if (_keys.IsRehashing)
             _keys.RehashFor(rehashMilliseconds);
@@ -311,6 +339,7 @@ public sealed unsafe class Database : IDisposable
     /// <summary>Removes every key and returns them as one chain for the caller to free (now or in the background).</summary>
     public Entry* DetachAll()
     {
+        Watched?.TouchAll();
         TrackedAllocator.Free((byte*)_volatile);
         _volatile = null;
         _volatileCount = _volatileCapacity = 0;

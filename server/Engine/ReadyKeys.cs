@@ -50,6 +50,8 @@ public static unsafe class ReadyKeys
                 if (!client.TryClaim())
                     continue;
                 bool served = client.Serve(client, database, key, entry);
+                if (served)
+                    database.Watched?.Touch(key);
                 (t_served ??= []).Add((client, served ? BlockOutcome.Served : BlockOutcome.Retry));
             }
             database.Blocked?.RemoveIfEmpty(key);

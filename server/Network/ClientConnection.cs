@@ -23,7 +23,7 @@ namespace Diagnostics.Server.Network;
 /// are flushed only when no more input is already buffered, so a pipeline of N commands costs one
 /// send, not N.
 /// </summary>
-public sealed class ClientConnection : IDisposable
+public sealed partial class ClientConnection : IDisposable
 {
     private const int MaxCommandsPerBatch = 1024;
     // How long a socket engine thread may wait for a busy shard before the connection moves to
@@ -368,7 +368,7 @@ public sealed class ClientConnection : IDisposable
 
             // A command that may block ends the run: what follows it waits until it is served.
             int end = i + 1;
-            while (end < count && (_specs[end - 1]!.Flags & CommandFlags.Blocking) == 0 && Classify(end, out int next) == Route.Shard && next == shardIndex)
+            while (end < count && (_specs[end - 1]!.Flags & CommandFlags.Blocking) == 0 && Classify(end, out int next, atHead: false) == Route.Shard && next == shardIndex)
                 end++;
             Shard shard = keyspace.Shards[shardIndex];
             if (shard.Mode == ExecutionMode.Executor)
@@ -487,7 +487,7 @@ public sealed class ClientConnection : IDisposable
     /// wrong arity, not authenticated) run "immediately": their handler is null and the error is
     /// written in order with the other replies.
     /// </summary>
-    private Route Classify(int index, out int shardIndex)
+    private Route Classify(int index, out int shardIndex, bool atHead = true)
     {
         shardIndex = -1;
         ArgList args = _batch[index];
@@ -500,6 +500,15 @@ public sealed class ClientConnection : IDisposable
             return Route.Immediate;
         if ((spec.Flags & CommandFlags.Connection) != 0)
             return Route.Immediate;
+        if (_transaction is { } transaction)
+        {
+            // Queued commands touch no data; EXEC holds what its queue and watched keys need,
+            // worked out only when it is next, once everything before it has been queued.
+            if (transaction.InMulti && (spec.Flags & CommandFlags.TransactionControl) == 0)
+                return Route.Immediate;
+            if (ReferenceEquals(spec, _server.Commands.Exec))
+                return atHead ? ClassifyExec(transaction, out shardIndex) : Route.Immediate;
+        }
         var keyspace = _server.Keyspace;
         if ((spec.Flags & CommandFlags.AllShards) != 0)
         {
@@ -613,8 +622,13 @@ public sealed class ClientConnection : IDisposable
     /// <summary>Runs command <paramref name="index"/> of the current batch on the calling thread.</summary>
     internal void ExecuteCommand(int index)
     {
-        ArgList args = _batch[index];
-        CommandSpec? spec = _specs[index];
+        CurrentCommandIndex = index;
+        ExecuteCommand(_batch[index], _specs[index]);
+    }
+
+    /// <summary>Runs one command on the calling thread, which holds the shards it needs.</summary>
+    private void ExecuteCommand(ArgList args, CommandSpec? spec)
+    {
         // CLIENT REPLY SKIP set SkipNextReply while it ran: this is the command whose reply it drops.
         bool skip = SkipNextReply;
         SkipNextReply = false;
@@ -625,12 +639,14 @@ public sealed class ClientConnection : IDisposable
         {
             counters.UnknownCommands++;
             Reply.Error(UnknownCommandMessage(args));
+            FailTransaction();
             return;
         }
         if (!Authenticated && (spec.Flags & CommandFlags.NoAuth) == 0)
         {
             counters.Rejected[spec.Id]++;
             Reply.Error(Errors.NoAuth);
+            FailTransaction();
             return;
         }
         if (spec.Handler is null)
@@ -640,12 +656,28 @@ public sealed class ClientConnection : IDisposable
             Reply.Error(args.Count < 2
                 ? Errors.WrongArity(spec.FullName)
                 : Errors.UnknownSubcommand(System.Text.Encoding.UTF8.GetString(args[1]), spec.Name));
+            FailTransaction();
             return;
         }
         if (!spec.AcceptsArgCount(args.Count))
         {
             counters.Rejected[spec.Id]++;
             Reply.Error(Errors.WrongArity(spec.FullName));
+            FailTransaction();
+            return;
+        }
+        // Between MULTI and EXEC commands are checked, then queued (copied out of the batch).
+        if (_transaction is { InMulti: true } transaction && (spec.Flags & CommandFlags.TransactionControl) == 0)
+        {
+            if ((spec.Flags & CommandFlags.NoMulti) != 0)
+            {
+                counters.Rejected[spec.Id]++;
+                Reply.Error("ERR Command not allowed inside a transaction");
+                FailTransaction();
+                return;
+            }
+            transaction.Enqueue(args, spec);
+            Reply.Queued();
             return;
         }
 
@@ -674,7 +706,6 @@ public sealed class ClientConnection : IDisposable
         }
 
         LastCommand = spec;
-        CurrentCommandIndex = index;
         long started = Stopwatch.GetTimestamp();
         int database = DatabaseIndex;
         var context = new CommandContext(_server, this, _server.Keyspace, args, spec, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
@@ -707,9 +738,12 @@ public sealed class ClientConnection : IDisposable
                 logged.EndCommand();
             }
         }
+        if (spec.IsWrite && !context.Failed && context.Logging != AofLogging.Nothing && WatchedKeys.AnyWatched)
+            TouchWatchedKeys(spec, args);
         // Clients blocked on keys this command created are served now, before anything else
-        // runs on the shard; their pops are logged after this command, into the same buffer.
-        if (ReadyKeys.AnyReady)
+        // runs on the shard (after the whole transaction inside EXEC); their pops are logged
+        // after this command, into the same buffer.
+        if (ReadyKeys.AnyReady && !InTransaction)
         {
             Engine.ExpiryLog.Current = logged;
             ReadyKeys.ServeAll(context.ExpireClockMs);
@@ -771,5 +805,6 @@ public sealed class ClientConnection : IDisposable
         _closing = true;
         _batch.Dispose();
         _loggedWrites?.Dispose();
+        _transaction?.Dispose();
     }
 }

@@ -35,11 +35,11 @@ public static class ClientDescription
             .Append(" idle=").Append(idle)
             .Append(" flags=").Append(Flags(client))
             .Append(" db=").Append(client.DatabaseIndex)
-            .Append(" sub=0 psub=0 ssub=0 multi=-1")
+            .Append(" sub=0 psub=0 ssub=0 multi=").Append(client.QueuedCommands)
             .Append(" qbuf=").Append(qbuf)
             .Append(" qbuf-free=").Append(client.QueryBufferFreeBytes)
             .Append(" argv-mem=").Append(client.ArgvBytes)
-            .Append(" multi-mem=0 rbs=").Append(arena)
+            .Append(" multi-mem=").Append(client.QueuedBytes).Append(" rbs=").Append(arena)
             .Append(" rbp=").Append(client.ArgvBytes)
             .Append(" obl=").Append(client.Reply.OpenBlockBytes)
             .Append(" oll=").Append(client.OutputBlocks)
@@ -68,6 +68,8 @@ public static class ClientDescription
             flags.Append('T');
         if (client.Blocked is not null)
             flags.Append('b');
+        if (client.InMulti)
+            flags.Append('x');
         return flags.Length == 0 ? "N" : flags.ToString();
     }
 }

@@ -97,6 +97,20 @@ public sealed unsafe class AofRecordBuffer : IDisposable
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void Grow(int extra) => _data = TrackedAllocator.GrowDoubling(_data, ref _capacity, (long)_length + extra, InitialCapacity, "AOF record buffer");
 
+    /// <summary>A position in the buffer to come back to (an EXEC that wrote nothing drops its MULTI).</summary>
+    public readonly record struct Checkpoint(int Length, int RunCount, int LastRunEnd);
+
+    public Checkpoint Save() => new(_length, _runCount, _runCount > 0 ? _runs[_runCount - 1].End : 0);
+
+    /// <summary>Forgets everything written since <paramref name="checkpoint"/>.</summary>
+    public void Restore(Checkpoint checkpoint)
+    {
+        _length = checkpoint.Length;
+        _runCount = checkpoint.RunCount;
+        if (_runCount > 0)
+            _runs[_runCount - 1].End = checkpoint.LastRunEnd;
+    }
+
     /// <summary>Empties the buffer, keeping its memory unless one huge command inflated it.</summary>
     public void Clear()
     {

@@ -52,6 +52,16 @@ public sealed class DataTypeConformanceTests
 
     private static readonly Dictionary<string, string[]> Conformance = new()
     {
+        ["transactions"] =
+        [
+            "MULTI", "WATCH a", "SET a 1", "EXEC", "GET a", "MULTI", "MULTI", "SET a 2", "EXEC", "GET a",
+            "MULTI", "NOSUCH", "SET a 3", "EXEC", "GET a", "MULTI", "SET a", "EXEC", "EXEC", "DISCARD",
+            "MULTI", "INCR a", "LPUSH a x", "INCR a", "EXEC", "MULTI", "BLPOP l 0", "BRPOPLPUSH l m 0", "BZPOPMIN z 0", "EXEC",
+            "WATCH a", "UNWATCH", "MULTI", "DISCARD", "MULTI", "PING", "ECHO x", "MSET k1 1 k2 2 k3 3 k4 4",
+            "MGET k1 k2 k3 k4", "EXEC", "MULTI", "EXEC", "WATCH a", "SET a changed", "MULTI", "GET a", "EXEC",
+            "WATCH zz", "MULTI", "SET zz 1", "EXEC", "MULTI", "SHUTDOWN", "EXEC", "MULTI", "SELECT 2", "SET in2 x", "EXEC",
+            "GET in2", "SELECT 2", "GET in2", "SELECT 0", "MULTI", "HSET h f v", "HGETALL h", "ZADD z 1 m", "ZRANGE z 0 -1 WITHSCORES", "EXEC",
+        ],
         ["hash"] =
         [
             "HSET h a 1 b 2 c 3", "HSET h a 10", "HSET h x", "HGET h a", "HGET h nope", "HGET nokey a",
