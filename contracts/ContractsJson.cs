@@ -21,6 +21,7 @@ namespace Diagnostics.Contracts;
 [JsonSerializable(typeof(LatencyReport))]
 [JsonSerializable(typeof(SlowLogRecord[]))]
 [JsonSerializable(typeof(MemoryReport))]
+[JsonSerializable(typeof(KeyspaceReport))]
 [JsonSerializable(typeof(MetricHistory))]
 [JsonSerializable(typeof(DoctorReport))]
 [JsonSerializable(typeof(PackageManifest))]

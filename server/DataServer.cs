@@ -34,6 +34,8 @@ public sealed class DataServer : IDisposable
             SlowLog.ThresholdMicros = config.SlowLogSlowerThanMicros;
             SlowLog.MaxLength = config.SlowLogMaxLength;
         };
+        Server.PubSub.KeyspaceNotifier.Configure(PubSub, config.NotifyKeyspaceEvents);
+        config.NotifyKeyspaceEventsChanged += () => Server.PubSub.KeyspaceNotifier.Configure(PubSub, config.NotifyKeyspaceEvents);
         ServerSampleSources.Register(Sampler, this);
         Meters = new ServerMeters(this);
         Sampler.Enabled = config.DiagnosticsSampler;
@@ -66,6 +68,9 @@ public sealed class DataServer : IDisposable
     /// <summary>The append-only file: logging, loading and rewriting.</summary>
     public Persistence.AppendOnlyFile Aof { get; }
     public ServerStats Stats { get; } = new();
+
+    /// <summary>Channels, patterns and their subscribers.</summary>
+    public PubSub.PubSubRegistry PubSub { get; } = new();
     /// <summary>Commands slower than slowlog-log-slower-than (SLOWLOG).</summary>
     public SlowLog SlowLog { get; } = new();
     /// <summary>The 1 Hz sampler and the hour of history it keeps.</summary>

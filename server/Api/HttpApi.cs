@@ -42,6 +42,8 @@ public static class HttpApi
             .IncludeInDebugPackage("slowlog.json");
         api.MapGet("/memory", () => Json(MemoryView.Build(server), ContractsJson.Default.MemoryReport))
             .IncludeInDebugPackage("memory.json");
+        api.MapGet("/keyspace", () => Json(KeyspaceView.Build(server), ContractsJson.Default.KeyspaceReport))
+            .IncludeInDebugPackage("keyspace.json");
         api.MapGet("/diskio", () => Json(DiskIoView.Build(), ContractsJson.Default.DiskIoFiguresArray))
             .IncludeInDebugPackage("diskio.json");
         api.MapGet("/runtime", () => Json(RuntimeView.Build(), ContractsJson.Default.RuntimeReport))

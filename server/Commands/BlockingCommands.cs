@@ -155,6 +155,7 @@ public static unsafe class BlockingCommands
         c.Reply.ArrayHeader(2);
         c.Reply.Bulk(key);
         ListCommands.PopOne(ref c, Values.List(e), head);
+        TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.List, head ? "lpop"u8 : "rpop"u8, key);
         TypedKeys.DeleteIfEmpty(ref c, key, e);
         if (c.LogAs(2) is { } log)
         {
@@ -266,6 +267,7 @@ public static unsafe class BlockingCommands
         c.Reply.ArrayHeader(n);
         for (long i = 0; i < n; i++)
             ListCommands.PopOne(ref c, list, head);
+        TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.List, head ? "lpop"u8 : "rpop"u8, key);
         TypedKeys.DeleteIfEmpty(ref c, key, e);
         ListCommands.LogPops(ref c, key, head, n);
     }
@@ -352,6 +354,7 @@ public static unsafe class BlockingCommands
         c.Reply.ArrayHeader(3);
         c.Reply.Bulk(key);
         SortedSetCommands.PopOne(ref c, Values.SortedSet(e), max, nested: false);
+        TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.SortedSet, max ? "zpopmax"u8 : "zpopmin"u8, key);
         TypedKeys.DeleteIfEmpty(ref c, key, e);
         if (c.LogAs(2) is { } log)
         {
@@ -403,6 +406,7 @@ public static unsafe class BlockingCommands
         c.Reply.ArrayHeader(n);
         for (long i = 0; i < n; i++)
             SortedSetCommands.PopOne(ref c, set, max: !min, nested: true);
+        TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.SortedSet, min ? "zpopmin"u8 : "zpopmax"u8, key);
         TypedKeys.DeleteIfEmpty(ref c, key, e);
         if (c.LogAs(3) is { } log)
         {

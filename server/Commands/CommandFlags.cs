@@ -26,4 +26,6 @@ public enum CommandFlags
     AllShards = 1 << 21,
     /// <summary>Runs at once even between MULTI and EXEC (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET): never queued.</summary>
     TransactionControl = 1 << 22,
+    /// <summary>Allowed on a RESP2 connection subscribed to channels (the pub/sub commands, PING, QUIT, RESET).</summary>
+    SubscribedContext = 1 << 23,
 }

@@ -45,6 +45,9 @@ public sealed class CommandSpec
     /// forms, COPY's target): WATCH is touched for it alone. 0: every key may change.
     /// </summary>
     public int WrittenKey { get; init; }
+    /// <summary>The keyspace notification a successful change by this command publishes for its keys; null when it has none or publishes its own.</summary>
+    public byte[]? Event { get; internal set; }
+    public PubSub.KeyspaceEventTypes EventType { get; internal set; }
     public CommandHandler? Handler { get; }
     public string Group { get; }
     public string Summary { get; }

@@ -23,6 +23,7 @@ public sealed class CommandTable
         SortedSetCommands.Register(this);
         BlockingCommands.Register(this);
         TransactionCommands.Register(this);
+        PubSubCommands.Register(this);
         KeyCommands.Register(this);
         ExpireCommands.Register(this);
         ScanCommands.Register(this);
@@ -36,6 +37,7 @@ public sealed class CommandTable
         DebugCommands.Register(this);
         SlowLogCommands.Register(this);
         LatencyCommands.Register(this);
+        PubSub.CommandEvents.Attach(this);
     }
 
     /// <summary>Top-level commands in registration order.</summary>

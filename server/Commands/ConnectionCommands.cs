@@ -15,7 +15,7 @@ public static class ConnectionCommands
     public static void Register(CommandTable table)
     {
         const string g = "connection";
-        table.Add(new CommandSpec("ping", -1, Connection | Fast, 0, 0, 0, Ping, g, "Returns the server's liveliness response.")
+        table.Add(new CommandSpec("ping", -1, Connection | Fast | SubscribedContext, 0, 0, 0, Ping, g, "Returns the server's liveliness response.")
         { Arguments = [new("message", "string", Optional: true)] });
         table.Add(new CommandSpec("echo", 2, Connection | Fast, 0, 0, 0, Echo, g, "Returns the given string.")
         { Arguments = [new("message", "string")] });
@@ -35,8 +35,8 @@ public static class ConnectionCommands
         { Arguments = [new("username", "string", Optional: true), new("password", "string")], Redact = (_, index) => index >= 1 });
         table.Add(new CommandSpec("select", 2, Connection | Fast | Loading | Stale, 0, 0, 0, Select, g, "Changes the selected database.")
         { Arguments = [new("index", "integer")] });
-        table.Add(new CommandSpec("quit", -1, Connection | Fast | NoAuth | Loading | Stale | TransactionControl, 0, 0, 0, Quit, g, "Closes the connection."));
-        table.Add(new CommandSpec("reset", 1, Connection | Fast | NoAuth | NoScript | Loading | Stale | TransactionControl, 0, 0, 0, Reset, g,
+        table.Add(new CommandSpec("quit", -1, Connection | Fast | NoAuth | Loading | Stale | TransactionControl | SubscribedContext, 0, 0, 0, Quit, g, "Closes the connection."));
+        table.Add(new CommandSpec("reset", 1, Connection | Fast | NoAuth | NoScript | Loading | Stale | TransactionControl | SubscribedContext, 0, 0, 0, Reset, g,
             "Resets the connection.", "6.2.0"));
     }
 
@@ -44,6 +44,13 @@ public static class ConnectionCommands
     {
         if (c.ArgCount > 2)
             c.Error(Errors.WrongArity("ping"));
+        else if (c.Reply.Protocol == 2 && c.Client.Subscriptions > 0)
+        {
+            // A subscribed RESP2 connection reads only arrays, so PING answers as one: [pong, message].
+            c.Reply.ArrayHeader(2);
+            c.Reply.Bulk("pong"u8);
+            c.Reply.Bulk(c.ArgCount == 2 ? c.Arg(1) : default);
+        }
         else if (c.ArgCount == 2)
             c.Reply.Bulk(c.Arg(1));
         else
@@ -181,6 +188,7 @@ public static class ConnectionCommands
     {
         var client = c.Client;
         client.ResetTransaction();
+        client.UnsubscribeAll();
         client.DatabaseIndex = 0;
         client.Name = null;
         client.ReplyMode = ReplyMode.On;

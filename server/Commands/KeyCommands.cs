@@ -55,7 +55,10 @@ public static unsafe class KeyCommands
             var key = c.Arg(i);
             var db = c.Database(key, out uint hash);
             if (db.Delete(key, hash, c.ExpireClockMs))
+            {
                 deleted++;
+                PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.Generic, "del"u8, key, c.Client.DatabaseIndex);
+            }
         }
         c.Reply.Integer(deleted);
         if (deleted == 0)
@@ -134,7 +137,9 @@ public static unsafe class KeyCommands
         // slot is found only now, right before it is unlinked.
         Entry** slot = sourceDb.Keys.FindSlot(source, sourceHash);
         Entry* moved = EntryCopier.Rekey(sourceDb.Detach(slot), target, targetHash);
+        PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.Generic, "rename_from"u8, source, c.Client.DatabaseIndex);
         targetDb.Add(moved);
+        PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.Generic, "rename_to"u8, target, c.Client.DatabaseIndex);
         if (onlyIfAbsent)
             c.Reply.Integer(1);
         else
@@ -216,6 +221,8 @@ public static unsafe class KeyCommands
         }
         Entry** slot = sourceDb.Keys.FindSlot(key, hash);
         targetDb.Add(sourceDb.Detach(slot));
+        PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.Generic, "move_from"u8, key, c.Client.DatabaseIndex);
+        PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.Generic, "move_to"u8, key, targetIndex);
         c.Reply.Integer(1);
     }
 }

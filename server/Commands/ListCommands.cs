@@ -490,6 +490,9 @@ public static unsafe class ListCommands
         // and the destination may be the source itself (a rotation).
         Entry* to = TypedKeys.WriteOrCreate(ref c, destination, Engine.ValueType.List);
         ListValue* target = Values.List(to);
+        // Redis announces the push to the destination before the pop from the source.
+        TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.List, toHead ? "lpush"u8 : "rpush"u8, destination);
+        TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.List, fromHead ? "lpop"u8 : "rpop"u8, source);
         if (target == list)
         {
             Rotate(list, fromHead, toHead);
@@ -582,6 +585,7 @@ public static unsafe class ListCommands
             c.Reply.ArrayHeader(n);
             for (long i = 0; i < n; i++)
                 PopOne(ref c, list, head);
+            TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.List, head ? "lpop"u8 : "rpop"u8, c.Arg(k));
             TypedKeys.DeleteIfEmpty(ref c, c.Arg(k), e);
             LogPops(ref c, c.Arg(k), head, n);
             return;

@@ -274,12 +274,16 @@ public static unsafe class SetCommands
             return;
         }
         Values.Set(from)->Remove(member);
+        TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.Set, "srem"u8, source);
         TypedKeys.DeleteIfEmpty(ref c, source, from);
         to = TypedKeys.WriteOrCreate(ref c, destination, Engine.ValueType.Set);
         FieldTable* target = Values.Set(to);
         uint hash = FieldTable.HashOf(member);
         if (target->Find(member, hash) == null)
+        {
             target->Add(member, hash, 0);
+            TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.Set, "sadd"u8, destination);
+        }
         c.Reply.Integer(1);
     }
 

@@ -333,6 +333,7 @@ public static unsafe partial class SortedSetCommands
             c.Reply.ArrayHeader(n);
             for (long i = 0; i < n; i++)
                 PopOne(ref c, set, max, nested: true);
+            TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.SortedSet, max ? "zpopmax"u8 : "zpopmin"u8, c.Arg(k));
             TypedKeys.DeleteIfEmpty(ref c, c.Arg(k), e);
             // Propagated as the pop it was, as Redis does.
             if (c.LogAs(3) is { } log)

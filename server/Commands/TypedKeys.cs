@@ -80,6 +80,10 @@ internal static unsafe class TypedKeys
         db.Add(e);
     }
 
+    /// <summary>Publishes a keyspace event for <paramref name="key"/> in the client's database (commands that name their own events).</summary>
+    public static void Notify(ref CommandContext c, PubSub.KeyspaceEventTypes type, ReadOnlySpan<byte> eventName, ReadOnlySpan<byte> key)
+        => PubSub.KeyspaceNotifier.Notify(type, eventName, key, c.Client.DatabaseIndex);
+
     /// <summary>Deletes the key when its value has no elements left.</summary>
     public static void DeleteIfEmpty(ref CommandContext c, ReadOnlySpan<byte> key, Entry* e)
     {
@@ -87,5 +91,6 @@ internal static unsafe class TypedKeys
             return;
         Database db = c.Database(key, out uint hash);
         db.Delete(key, hash, c.ExpireClockMs);
+        PubSub.KeyspaceNotifier.Defer(PubSub.KeyspaceEventTypes.Generic, "del"u8, key, c.Client.DatabaseIndex);
     }
 }

@@ -106,6 +106,15 @@ public sealed class ServerConfig
         Int("lfu-log-factor", () => LfuLogFactor, v => { LfuLogFactor = v; EvictionChanged?.Invoke(); }, 0, int.MaxValue);
         Int("lfu-decay-time", () => LfuDecayTime, v => { LfuDecayTime = v; EvictionChanged?.Invoke(); }, 0, int.MaxValue);
 
+        Add(new ConfigParameter("notify-keyspace-events", () => PubSub.KeyspaceEventFlags.Format(NotifyKeyspaceEvents), v =>
+        {
+            if (!PubSub.KeyspaceEventFlags.TryParse(v, out var flags))
+                return "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+            NotifyKeyspaceEvents = flags;
+            NotifyKeyspaceEventsChanged?.Invoke();
+            return null;
+        }));
+
         // Redis tunables that shape internal encodings or features this server does not have:
         // accepted and reported so configuration files and tools written for Redis keep working.
         foreach (var (name, value) in InertDefaults)
@@ -193,6 +202,10 @@ public sealed class ServerConfig
 
     /// <summary>Raised when maxmemory or one of its eviction settings changes.</summary>
     public event Action? EvictionChanged;
+
+    /// <summary>notify-keyspace-events, parsed.</summary>
+    public PubSub.KeyspaceEventTypes NotifyKeyspaceEvents { get; private set; }
+    public event Action? NotifyKeyspaceEventsChanged;
 
     /// <summary>slowlog-log-slower-than, microseconds: negative turns the slow log off, 0 logs every command.</summary>
     public long SlowLogSlowerThanMicros { get; private set; } = 10_000;
@@ -354,7 +367,6 @@ public sealed class ServerConfig
         ("activedefrag", "no"), ("save", ""), ("aof-use-rdb-preamble", "no"), ("aof-timestamp-enabled", "no"),
         ("tcp-backlog", "511"), ("supervised", "no"), ("always-show-logo", "no"), ("set-proc-title", "yes"),
         ("lua-time-limit", "5000"), ("busy-reply-threshold", "5000"),
-        ("notify-keyspace-events", ""),
         ("io-threads-do-reads", "no"), ("dynamic-hz", "yes"), ("rdbcompression", "yes"),
         ("rdbchecksum", "yes"), ("dbfilename", "dump.rdb"), ("stop-writes-on-bgsave-error", "yes"),
         ("replica-serve-stale-data", "yes"), ("replica-read-only", "yes"), ("repl-diskless-sync", "yes"),

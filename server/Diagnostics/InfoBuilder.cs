@@ -248,8 +248,8 @@ public static class InfoBuilder
         Field(text, "current_eviction_exceeded_time", server.Keyspace.Eviction.CurrentExceededMilliseconds);
         Field(text, "keyspace_hits", hits);
         Field(text, "keyspace_misses", misses);
-        Field(text, "pubsub_channels", 0);
-        Field(text, "pubsub_patterns", 0);
+        Field(text, "pubsub_channels", server.PubSub.ChannelCount);
+        Field(text, "pubsub_patterns", server.PubSub.PatternCount);
         Field(text, "total_error_replies", failed + rejected + unknown + stats.ProtocolErrors);
         Field(text, "unexpected_error_replies", internalErrors);
         Field(text, "client_query_buffer_limit_disconnections", stats.QueryBufferDisconnects);

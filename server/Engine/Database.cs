@@ -46,6 +46,7 @@ public sealed unsafe class Database : IDisposable
     {
         ExpiryLog.Record(Index, Entry.KeyOf(*slot));
         Watched?.Touch(Entry.KeyOf(*slot));
+        PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.Expired, "expired"u8, Entry.KeyOf(*slot), Index);
         RemoveAt(slot);
         ExpiredKeys++;
     }
@@ -63,6 +64,7 @@ public sealed unsafe class Database : IDisposable
         long bytes = EntryStore.ChargedBytes(*slot);
         ExpiryLog.Record(Index, Entry.KeyOf(*slot));
         Watched?.Touch(Entry.KeyOf(*slot));
+        PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.Evicted, "evicted"u8, Entry.KeyOf(*slot), Index);
         RemoveAt(slot);
         return bytes;
     }
@@ -119,6 +121,7 @@ public sealed unsafe class Database : IDisposable
         _keys.Insert(e);
         if (expireAt > 0)
             SetExpire(e, expireAt);
+        PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.New, "new"u8, key, Index);
         return e;
     }
 
@@ -131,6 +134,7 @@ public sealed unsafe class Database : IDisposable
         _keys.Insert(e);
         if (expireAt > 0)
             SetExpire(e, expireAt);
+        PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.New, "new"u8, Entry.KeyOf(e), Index);
         // A list or sorted set appearing where clients wait makes the key ready for them (Redis's
         // signalKeyAsReady in dbAdd): creation is the only moment a waited-on key gains elements.
         if (Blocked is { } blocked && e->Type is ValueType.List or ValueType.SortedSet && blocked.HasWaiters(Entry.KeyOf(e)))

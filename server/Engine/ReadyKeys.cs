@@ -52,6 +52,7 @@ public static unsafe class ReadyKeys
                 bool served = client.Serve(client, database, key, entry);
                 if (served)
                     database.Watched?.Touch(key);
+                PubSub.KeyspaceNotifier.FlushDeferred();
                 (t_served ??= []).Add((client, served ? BlockOutcome.Served : BlockOutcome.Retry));
             }
             database.Blocked?.RemoveIfEmpty(key);

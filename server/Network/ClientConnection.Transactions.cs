@@ -1,6 +1,7 @@
 using Diagnostics.Server.Commands;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Protocol;
+using Diagnostics.Server.PubSub;
 
 namespace Diagnostics.Server.Network;
 
@@ -239,6 +240,22 @@ public sealed partial class ClientConnection
             return;
         foreach (int k in keys)
             keyspace.ShardOf(Keyspace.Hash(args[k])).Databases[DatabaseIndex].Watched?.Touch(args[k]);
+    }
+
+    /// <summary>Publishes the command's keyspace event for the keys it may have changed.</summary>
+    private void NotifyWrittenKeys(CommandSpec spec, ArgList args, int database)
+    {
+        if (spec.WrittenKey > 0)
+        {
+            if (spec.WrittenKey < args.Count)
+                KeyspaceNotifier.Notify(spec.EventType, spec.Event, args[spec.WrittenKey], database);
+            return;
+        }
+        var keys = KeyPositions.Of(spec, args);
+        if (!keys.Valid)
+            return;
+        foreach (int k in keys)
+            KeyspaceNotifier.Notify(spec.EventType, spec.Event, args[k], database);
     }
 
     /// <summary>One connection's MULTI queue and WATCH round.</summary>

@@ -7,6 +7,7 @@ using Diagnostics.Server.Commands;
 using Diagnostics.Server.Configuration;
 using Diagnostics.Server.Diagnostics;
 using Diagnostics.Server.Engine;
+using Diagnostics.Server.PubSub;
 using Diagnostics.Server.Protocol;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.Extensions.Logging;
@@ -219,7 +220,8 @@ public sealed partial class ClientConnection : IDisposable
                     await FlushAsync(output); // the commands before the oversized one ran: send their replies
                     return;
                 }
-                if (_closing || CloseAfterReply || result.IsCompleted || result.IsCanceled)
+                // A cancelled read is a publisher waking this subscriber: flush its messages and read on.
+                if (_closing || CloseAfterReply || result.IsCompleted || (result.IsCanceled && _closing))
                 {
                     await FlushAsync(output);
                     return;
@@ -260,6 +262,7 @@ public sealed partial class ClientConnection : IDisposable
     {
         if (OutputLimitReached)
             return; // the client is being dropped: what is buffered is not sent
+        DrainPushes();
         var aof = _server.Aof;
         if (aof.Enabled)
         {
@@ -666,6 +669,13 @@ public sealed partial class ClientConnection : IDisposable
             FailTransaction();
             return;
         }
+        if (RefusedWhileSubscribed(spec))
+        {
+            counters.Rejected[spec.Id]++;
+            Reply.Error($"ERR Can't execute '{spec.FullName}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
+            FailTransaction();
+            return;
+        }
         // Between MULTI and EXEC commands are checked, then queued (copied out of the batch).
         if (_transaction is { InMulti: true } transaction && (spec.Flags & CommandFlags.TransactionControl) == 0)
         {
@@ -738,8 +748,14 @@ public sealed partial class ClientConnection : IDisposable
                 logged.EndCommand();
             }
         }
-        if (spec.IsWrite && !context.Failed && context.Logging != AofLogging.Nothing && WatchedKeys.AnyWatched)
-            TouchWatchedKeys(spec, args);
+        if (spec.IsWrite && !context.Failed && context.Logging != AofLogging.Nothing)
+        {
+            if (WatchedKeys.AnyWatched)
+                TouchWatchedKeys(spec, args);
+            if (spec.Event is not null && KeyspaceNotifier.Enabled(spec.EventType))
+                NotifyWrittenKeys(spec, args, database);
+        }
+        KeyspaceNotifier.FlushDeferred();
         // Clients blocked on keys this command created are served now, before anything else
         // runs on the shard (after the whole transaction inside EXEC); their pops are logged
         // after this command, into the same buffer.
@@ -806,5 +822,6 @@ public sealed partial class ClientConnection : IDisposable
         _batch.Dispose();
         _loggedWrites?.Dispose();
         _transaction?.Dispose();
+        UnsubscribeAll();
     }
 }

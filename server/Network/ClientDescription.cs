@@ -35,7 +35,7 @@ public static class ClientDescription
             .Append(" idle=").Append(idle)
             .Append(" flags=").Append(Flags(client))
             .Append(" db=").Append(client.DatabaseIndex)
-            .Append(" sub=0 psub=0 ssub=0 multi=").Append(client.QueuedCommands)
+            .Append(" sub=").Append(client.SubscribedChannels).Append(" psub=").Append(client.SubscribedPatterns).Append(" ssub=0 multi=").Append(client.QueuedCommands)
             .Append(" qbuf=").Append(qbuf)
             .Append(" qbuf-free=").Append(client.QueryBufferFreeBytes)
             .Append(" argv-mem=").Append(client.ArgvBytes)
@@ -70,6 +70,8 @@ public static class ClientDescription
             flags.Append('b');
         if (client.InMulti)
             flags.Append('x');
+        if (client.Subscriptions > 0)
+            flags.Append('P');
         return flags.Length == 0 ? "N" : flags.ToString();
     }
 }

@@ -45,6 +45,7 @@ public sealed class CommandReplayer : IDisposable
     /// </summary>
     public FileReplayResult Replay(DiskFile file, long start, DiskIoPurpose purpose, Action<long>? progress = null)
     {
+        using var quiet = PubSub.KeyspaceNotifier.Mute();
         long fileLength = file.Length;
         long bufferOffset = start; // file offset of _buffer[0]
         int begin = 0, end = 0;

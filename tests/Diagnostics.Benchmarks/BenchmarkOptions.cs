@@ -63,6 +63,12 @@ public sealed class BenchmarkOptions
     public bool SkipMemory => !Runs(MemorySuite);
     public bool ShowHelp { get; private set; }
 
+    /// <summary>redis-benchmark's default test list beyond SET and GET, in its own order (LPOP after LPUSH, ZPOPMIN after ZADD).</summary>
+    public static readonly string[] TypeTests =
+        ["lpush", "rpush", "lpop", "rpop", "sadd", "hset", "spop", "zadd", "zpopmin", "lrange_100", "lrange_300", "lrange_500", "lrange_600", "mset"];
+
+    public static readonly string[] KnownTests = ["set", "get", "incr", .. TypeTests];
+
     public const int Clients = 50;
     public const int DataSize = 256;
     public const long KeySpace = 1_000_000;
@@ -101,6 +107,10 @@ public sealed class BenchmarkOptions
           --quick                  smoke check: 2 rounds, 20000/200000 requests, 50000 keys,
                                    100000 aof-write requests, a 64 MiB AOF, 20000 diagnostics and studio requests
           --only set|get           run one redis-benchmark test instead of both
+          --tests LIST             the throughput suite's redis-benchmark tests, comma-separated (-t names:
+                                   set, get, lpush, rpush, lpop, rpop, sadd, hset, spop, zadd, zpopmin,
+                                   lrange_100, lrange_300, lrange_500, lrange_600, mset, incr), or "types" for
+                                   redis-benchmark's default list beyond SET/GET (LPUSH ... MSET)
           --server-args "..."      extra arguments for our server, e.g. "--execution-mode inline" or "--shards 1"
           --out PATH               also write the Markdown report to PATH
           --help                   this text
@@ -202,6 +212,16 @@ public sealed class BenchmarkOptions
                     if (only is not ("set" or "get"))
                         return "--only takes set or get";
                     Tests = [only];
+                    break;
+                case "--tests":
+                    string? list = Value()?.ToLowerInvariant();
+                    if (list is null)
+                        return "--tests needs a comma-separated list of redis-benchmark tests, or types";
+                    string[] tests = list == "types" ? TypeTests : list.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+                    foreach (string test in tests)
+                        if (!KnownTests.Contains(test))
+                            return $"unknown test '{test}' (known: {string.Join(',', KnownTests)})";
+                    Tests = tests;
                     break;
                 case "--server-args":
                     string? serverArgs = Value();

@@ -131,7 +131,12 @@ public sealed class ServerProcess : IDisposable
         while (DateTime.UtcNow < deadline)
         {
             if (_process.HasExited)
+            {
+                // The untimed wait also waits for the output readers, so the log (and a port
+                // clash in it, which the caller retries) is complete.
+                _process.WaitForExit();
                 throw new InvalidOperationException($"server exited with code {_process.ExitCode} before listening:\n{Output}");
+            }
             if (Output.Contains("Ready to accept connections", StringComparison.Ordinal) || (_quiet && CanConnect()))
                 return;
             Thread.Sleep(25);

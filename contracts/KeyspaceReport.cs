@@ -1,0 +1,25 @@
+namespace Diagnostics.Contracts;
+
+/// <summary>
+/// What the keyspace holds by value type, and its biggest keys: a walk over the keys, bounded so
+/// it never holds the data long (<see cref="Complete"/> is false when it stopped early; the
+/// figures then cover <see cref="KeysWalked"/> of <see cref="KeysTotal"/> keys).
+/// </summary>
+public sealed record KeyspaceReport
+{
+    public long KeysTotal { get; init; }
+    public long KeysWalked { get; init; }
+    public bool Complete { get; init; }
+    public double WalkMilliseconds { get; init; }
+    public IReadOnlyList<KeyTypeSummary> Types { get; init; } = [];
+    public IReadOnlyList<BigKey> Biggest { get; init; } = [];
+}
+
+/// <summary>Keys of one type (string, list, set, zset, hash): how many, their elements and the bytes they hold.</summary>
+public sealed record KeyTypeSummary(string Type, long Keys, long Elements, long Bytes);
+
+/// <summary>
+/// One of the biggest keys by bytes held (as MEMORY USAGE counts them). The name is shown
+/// printable and cut to 64 characters; values are never included.
+/// </summary>
+public sealed record BigKey(int Database, string Key, string Type, long Elements, long Bytes);

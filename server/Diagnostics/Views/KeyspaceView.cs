@@ -1,0 +1,113 @@
+using System.Diagnostics;
+using System.Text;
+using Diagnostics.Contracts;
+using Diagnostics.Server.DataTypes;
+using Diagnostics.Server.Engine;
+
+namespace Diagnostics.Server.Diagnostics.Views;
+
+/// <summary>
+/// The keyspace by value type and its biggest keys, for GET /api/keyspace and keyspace.json in
+/// the debug package. The walk holds every shard, so it is bounded: it stops after
+/// <see cref="KeyBudget"/> keys and says so, as a sample of the rest.
+/// </summary>
+public static unsafe class KeyspaceView
+{
+    public const int KeyBudget = 200_000;
+    private const int BiggestKept = 20;
+    private const int NameShown = 64;
+
+    public static KeyspaceReport Build(DataServer server)
+    {
+        var keyspace = server.Keyspace;
+        var walker = new Walker(new long[5], new long[5], new long[5], new List<(long, int, nint)>(BiggestKept + 1));
+        var biggest = new List<BigKey>();
+        long total = 0;
+        var watch = Stopwatch.StartNew();
+        keyspace.RunExclusive(() =>
+        {
+            for (int db = 0; db < keyspace.DatabaseCount; db++)
+            {
+                foreach (var shard in keyspace.Shards)
+                {
+                    var database = shard.Databases[db];
+                    total += database.Count;
+                    if (walker.Walked >= KeyBudget)
+                        continue;
+                    walker.Database = db;
+                    database.Keys.ForEach(ref walker);
+                }
+            }
+            // Names are read while the entries are still held.
+            foreach (var (bytes, db, pointer) in walker.Top)
+            {
+                var e = (Entry*)pointer;
+                biggest.Add(new BigKey(db, Printable(Entry.KeyOf(e)), Encoding.ASCII.GetString(ValueTypeNames.Of(e->Type)), Values.Length(e), bytes));
+            }
+        });
+        var types = new List<KeyTypeSummary>();
+        foreach (Engine.ValueType type in (ReadOnlySpan<Engine.ValueType>)[Engine.ValueType.String, Engine.ValueType.List, Engine.ValueType.Set, Engine.ValueType.SortedSet, Engine.ValueType.Hash])
+        {
+            int t = (int)type;
+            types.Add(new KeyTypeSummary(Encoding.ASCII.GetString(ValueTypeNames.Of(type)), walker.Keys[t], walker.Elements[t], walker.Bytes[t]));
+        }
+        return new KeyspaceReport
+        {
+            KeysTotal = total,
+            KeysWalked = walker.Walked,
+            Complete = walker.Walked >= total,
+            WalkMilliseconds = watch.Elapsed.TotalMilliseconds,
+            Types = types,
+            Biggest = biggest,
+        };
+    }
+
+    /// <summary>Printable form of a key name: non-printable bytes as \xNN, cut to 64 characters.</summary>
+    private static string Printable(ReadOnlySpan<byte> key)
+    {
+        var text = new StringBuilder();
+        foreach (byte b in key)
+        {
+            if (text.Length >= NameShown)
+            {
+                text.Append('…');
+                break;
+            }
+            if (b is >= 0x20 and < 0x7f && b != (byte)'\\')
+                text.Append((char)b);
+            else
+                text.Append("\\x").Append(b.ToString("x2", System.Globalization.CultureInfo.InvariantCulture));
+        }
+        return text.ToString();
+    }
+
+    private struct Walker(long[] keys, long[] elements, long[] bytes, List<(long, int, nint)> top) : IEntryVisitor
+    {
+        public readonly long[] Keys = keys;
+        public readonly long[] Elements = elements;
+        public readonly long[] Bytes = bytes;
+        public readonly List<(long Bytes, int Database, nint Entry)> Top = top;
+        public long Walked;
+        public int Database;
+
+        public void Visit(Entry* entry)
+        {
+            if (Walked >= KeyBudget)
+                return;
+            Walked++;
+            int type = (int)entry->Type;
+            long size = EntryStore.ChargedBytes(entry);
+            Keys[type]++;
+            Elements[type] += Values.Length(entry);
+            Bytes[type] += size;
+            // Top stays sorted, biggest first: a key joins when there is room or it beats the smallest.
+            if (Top.Count < BiggestKept || size > Top[^1].Bytes)
+            {
+                Top.Add((size, Database, (nint)entry));
+                Top.Sort(static (a, b) => b.Bytes.CompareTo(a.Bytes));
+                if (Top.Count > BiggestKept)
+                    Top.RemoveAt(Top.Count - 1);
+            }
+        }
+    }
+}
