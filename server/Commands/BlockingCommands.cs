@@ -106,23 +106,29 @@ public static unsafe class BlockingCommands
             DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(), records: ExpiryLog.Current);
     }
 
-    // ---- BLPOP / BRPOP -------------------------------------------------------------------
+    // ---- BLPOP / BRPOP / BZPOPMIN / BZPOPMAX ----------------------------------------------
 
-    private static void BLPop(ref CommandContext c) => PopFirst(ref c, head: true);
-    private static void BRPop(ref CommandContext c) => PopFirst(ref c, head: false);
+    private static void BLPop(ref CommandContext c) => PopFirst(ref c, Engine.ValueType.List);
+    private static void BRPop(ref CommandContext c) => PopFirst(ref c, Engine.ValueType.List);
+    private static void BZPopMin(ref CommandContext c) => PopFirst(ref c, Engine.ValueType.SortedSet);
+    private static void BZPopMax(ref CommandContext c) => PopFirst(ref c, Engine.ValueType.SortedSet);
 
-    private static void PopFirst(ref CommandContext c, bool head)
+    /// <summary>BLPOP and BZPOPMIN pop from the head or the lowest score; BRPOP and BZPOPMAX from the other end.</summary>
+    private static bool FromFirstEnd(CommandSpec spec) => spec.Name is "blpop" or "bzpopmin";
+
+    /// <summary>key [key ...] timeout: pops from the first key that holds something, else blocks on them all.</summary>
+    private static void PopFirst(ref CommandContext c, Engine.ValueType type)
     {
         if (!TryDeadline(ref c, c.ArgCount - 1, out long deadline))
             return;
         for (int k = 1; k < c.ArgCount - 1; k++)
         {
-            Entry* e = TypedKeys.Write(ref c, c.Arg(k), Engine.ValueType.List, out bool failed);
+            Entry* e = TypedKeys.Write(ref c, c.Arg(k), type, out bool failed);
             if (failed)
                 return;
             if (e != null)
             {
-                PopListAndReply(ref c, c.Arg(k), e, head);
+                PopAndReply(ref c, c.Arg(k), e);
                 return;
             }
         }
@@ -132,21 +138,23 @@ public static unsafe class BlockingCommands
             c.Reply.NullArray();
             return;
         }
-        Block(ref c, 1, c.ArgCount - 2, Engine.ValueType.List, deadline, head ? ServeBLPop : ServeBRPop);
+        Block(ref c, 1, c.ArgCount - 2, type, deadline, ServePop);
     }
 
-    private static bool ServeBLPop(BlockedClient waiter, Database db, ReadOnlySpan<byte> key, Entry* e)
+    private static bool ServePop(BlockedClient waiter, Database db, ReadOnlySpan<byte> key, Entry* e)
     {
         var c = ContextOf(waiter);
-        PopListAndReply(ref c, key, e, head: true);
+        PopAndReply(ref c, key, e);
         return true;
     }
 
-    private static bool ServeBRPop(BlockedClient waiter, Database db, ReadOnlySpan<byte> key, Entry* e)
+    private static void PopAndReply(ref CommandContext c, ReadOnlySpan<byte> key, Entry* e)
     {
-        var c = ContextOf(waiter);
-        PopListAndReply(ref c, key, e, head: false);
-        return true;
+        bool first = FromFirstEnd(c.Spec);
+        if (e->Type == Engine.ValueType.List)
+            PopListAndReply(ref c, key, e, head: first);
+        else
+            ZPopAndReply(ref c, key, e, max: !first);
     }
 
     /// <summary>[key, element], logged as LPOP/RPOP key.</summary>
@@ -192,28 +200,24 @@ public static unsafe class BlockingCommands
             ListCommands.Move(ref c, fromHead, toHead, logAsLMove: true);
             return;
         }
-        Block(ref c, 1, 1, Engine.ValueType.List, deadline, (fromHead, toHead) switch
-        {
-            (true, true) => ServeMoveLeftLeft,
-            (true, false) => ServeMoveLeftRight,
-            (false, true) => ServeMoveRightLeft,
-            _ => ServeMoveRightRight,
-        }, timeoutIsNullBulk: true);
+        Block(ref c, 1, 1, Engine.ValueType.List, deadline, ServeMove, timeoutIsNullBulk: true);
     }
-
-    private static bool ServeMoveLeftLeft(BlockedClient w, Database db, ReadOnlySpan<byte> key, Entry* e) => ServeMove(w, true, true);
-    private static bool ServeMoveLeftRight(BlockedClient w, Database db, ReadOnlySpan<byte> key, Entry* e) => ServeMove(w, true, false);
-    private static bool ServeMoveRightLeft(BlockedClient w, Database db, ReadOnlySpan<byte> key, Entry* e) => ServeMove(w, false, true);
-    private static bool ServeMoveRightRight(BlockedClient w, Database db, ReadOnlySpan<byte> key, Entry* e) => ServeMove(w, false, false);
 
     /// <summary>
     /// Serves a BLMOVE where its source became ready. The destination must be in the same shard,
     /// the only one this thread holds; otherwise the client runs the command again itself, with
     /// both shards held (it may then find the element taken and block again).
     /// </summary>
-    private static bool ServeMove(BlockedClient waiter, bool fromHead, bool toHead)
+    private static bool ServeMove(BlockedClient waiter, Database db, ReadOnlySpan<byte> key, Entry* e)
     {
         var c = ContextOf(waiter);
+        // BRPOPLPUSH is BLMOVE RIGHT LEFT; BLMOVE's ends were checked when it blocked.
+        bool fromHead = false, toHead = true;
+        if (c.Spec.Name == "blmove")
+        {
+            fromHead = c.ArgIs(3, "left"u8);
+            toHead = c.ArgIs(4, "left"u8);
+        }
         var keyspace = c.Keyspace;
         if (keyspace.ShardIndexOf(Keyspace.Hash(c.Arg(1))) != keyspace.ShardIndexOf(Keyspace.Hash(c.Arg(2))))
             return false;
@@ -223,128 +227,34 @@ public static unsafe class BlockingCommands
         return true;
     }
 
-    // ---- BLMPOP ---------------------------------------------------------------------------
+    // ---- BLMPOP / BZMPOP ------------------------------------------------------------------
 
     /// <summary>BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count].</summary>
-    private static void BLMPop(ref CommandContext c)
+    private static void BLMPop(ref CommandContext c) => MultiPopOrBlock(ref c, Engine.ValueType.List);
+
+    /// <summary>BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count].</summary>
+    private static void BZMPop(ref CommandContext c) => MultiPopOrBlock(ref c, Engine.ValueType.SortedSet);
+
+    /// <summary>LMPOP/ZMPOP at once when a key holds something; otherwise the client blocks on all of them.</summary>
+    private static void MultiPopOrBlock(ref CommandContext c, Engine.ValueType type)
     {
-        if (!TryDeadline(ref c, 1, out long deadline) || !TryMultiPopOptions(ref c, "left"u8, "right"u8, out int numKeys, out bool head, out _))
+        if (!TryDeadline(ref c, 1, out long deadline) || !MultiPop.TryOptions(ref c, 2, type, out int numKeys, out _, out _))
             return;
-        for (int k = 3; k < 3 + numKeys; k++)
-        {
-            Entry* e = TypedKeys.Write(ref c, c.Arg(k), Engine.ValueType.List, out bool failed);
-            if (failed)
-                return;
-            if (e != null)
-            {
-                MultiPopList(ref c, c.Arg(k), e);
-                return;
-            }
-        }
+        if (MultiPop.TryPopFirst(ref c, 2, numKeys, type, out bool failed) || failed)
+            return;
         if (c.Client.InTransaction)
         {
             c.LogNothing();
             c.Reply.NullArray();
             return;
         }
-        Block(ref c, 3, 2 + numKeys, Engine.ValueType.List, deadline, ServeBLMPop);
+        Block(ref c, 3, 2 + numKeys, type, deadline, ServeMultiPop);
     }
 
-    private static bool ServeBLMPop(BlockedClient waiter, Database db, ReadOnlySpan<byte> key, Entry* e)
+    private static bool ServeMultiPop(BlockedClient waiter, Database db, ReadOnlySpan<byte> key, Entry* e)
     {
         var c = ContextOf(waiter);
-        MultiPopList(ref c, key, e);
-        return true;
-    }
-
-    private static void MultiPopList(ref CommandContext c, ReadOnlySpan<byte> key, Entry* e)
-    {
-        TryMultiPopOptions(ref c, "left"u8, "right"u8, out _, out bool head, out long count);
-        ListValue* list = Values.List(e);
-        long n = Math.Min(count, list->Count);
-        c.Reply.ArrayHeader(2);
-        c.Reply.Bulk(key);
-        c.Reply.ArrayHeader(n);
-        for (long i = 0; i < n; i++)
-            ListCommands.PopOne(ref c, list, head);
-        TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.List, head ? "lpop"u8 : "rpop"u8, key);
-        TypedKeys.DeleteIfEmpty(ref c, key, e);
-        ListCommands.LogPops(ref c, key, head, n);
-    }
-
-    /// <summary>
-    /// Parses "numkeys key... WHERE [COUNT count]" from argument 2, WHERE being one of two words
-    /// (LEFT/RIGHT, MIN/MAX); <paramref name="first"/> is true for the first word. Errors as LMPOP.
-    /// </summary>
-    private static bool TryMultiPopOptions(ref CommandContext c, ReadOnlySpan<byte> firstWord, ReadOnlySpan<byte> secondWord, out int numKeys, out bool first, out long count)
-    {
-        first = false;
-        count = 1;
-        if (!SetCommands.TryNumKeys(ref c, 2, out numKeys, Errors.Syntax))
-            return false;
-        int next = 3 + numKeys;
-        if (next >= c.ArgCount || !((first = c.ArgIs(next, firstWord)) || c.ArgIs(next, secondWord)))
-        {
-            c.SyntaxError();
-            return false;
-        }
-        if (next + 1 == c.ArgCount)
-            return true;
-        if (next + 3 != c.ArgCount || !c.ArgIs(next + 1, "count"u8))
-        {
-            c.SyntaxError();
-            return false;
-        }
-        if (!c.TryInt64(next + 2, out count))
-            return false;
-        if (count <= 0)
-        {
-            c.Error("ERR count should be greater than 0");
-            return false;
-        }
-        return true;
-    }
-
-    // ---- BZPOPMIN / BZPOPMAX / BZMPOP ----------------------------------------------------
-
-    private static void BZPopMin(ref CommandContext c) => ZPopFirst(ref c, max: false);
-    private static void BZPopMax(ref CommandContext c) => ZPopFirst(ref c, max: true);
-
-    private static void ZPopFirst(ref CommandContext c, bool max)
-    {
-        if (!TryDeadline(ref c, c.ArgCount - 1, out long deadline))
-            return;
-        for (int k = 1; k < c.ArgCount - 1; k++)
-        {
-            Entry* e = TypedKeys.Write(ref c, c.Arg(k), Engine.ValueType.SortedSet, out bool failed);
-            if (failed)
-                return;
-            if (e != null)
-            {
-                ZPopAndReply(ref c, c.Arg(k), e, max);
-                return;
-            }
-        }
-        if (c.Client.InTransaction)
-        {
-            c.LogNothing();
-            c.Reply.NullArray();
-            return;
-        }
-        Block(ref c, 1, c.ArgCount - 2, Engine.ValueType.SortedSet, deadline, max ? ServeBZPopMax : ServeBZPopMin);
-    }
-
-    private static bool ServeBZPopMin(BlockedClient waiter, Database db, ReadOnlySpan<byte> key, Entry* e)
-    {
-        var c = ContextOf(waiter);
-        ZPopAndReply(ref c, key, e, max: false);
-        return true;
-    }
-
-    private static bool ServeBZPopMax(BlockedClient waiter, Database db, ReadOnlySpan<byte> key, Entry* e)
-    {
-        var c = ContextOf(waiter);
-        ZPopAndReply(ref c, key, e, max: true);
+        MultiPop.Pop(ref c, 2, key, e);
         return true;
     }
 
@@ -360,59 +270,6 @@ public static unsafe class BlockingCommands
         {
             log.Argument(max ? "ZPOPMAX"u8 : "ZPOPMIN"u8);
             log.Argument(key);
-            log.EndCommand();
-        }
-    }
-
-    /// <summary>BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count].</summary>
-    private static void BZMPop(ref CommandContext c)
-    {
-        if (!TryDeadline(ref c, 1, out long deadline) || !TryMultiPopOptions(ref c, "min"u8, "max"u8, out int numKeys, out _, out _))
-            return;
-        for (int k = 3; k < 3 + numKeys; k++)
-        {
-            Entry* e = TypedKeys.Write(ref c, c.Arg(k), Engine.ValueType.SortedSet, out bool failed);
-            if (failed)
-                return;
-            if (e != null)
-            {
-                MultiPopSortedSet(ref c, c.Arg(k), e);
-                return;
-            }
-        }
-        if (c.Client.InTransaction)
-        {
-            c.LogNothing();
-            c.Reply.NullArray();
-            return;
-        }
-        Block(ref c, 3, 2 + numKeys, Engine.ValueType.SortedSet, deadline, ServeBZMPop);
-    }
-
-    private static bool ServeBZMPop(BlockedClient waiter, Database db, ReadOnlySpan<byte> key, Entry* e)
-    {
-        var c = ContextOf(waiter);
-        MultiPopSortedSet(ref c, key, e);
-        return true;
-    }
-
-    private static void MultiPopSortedSet(ref CommandContext c, ReadOnlySpan<byte> key, Entry* e)
-    {
-        TryMultiPopOptions(ref c, "min"u8, "max"u8, out _, out bool min, out long count);
-        SortedSetValue* set = Values.SortedSet(e);
-        long n = Math.Min(count, set->Count);
-        c.Reply.ArrayHeader(2);
-        c.Reply.Bulk(key);
-        c.Reply.ArrayHeader(n);
-        for (long i = 0; i < n; i++)
-            SortedSetCommands.PopOne(ref c, set, max: !min, nested: true);
-        TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.SortedSet, min ? "zpopmin"u8 : "zpopmax"u8, key);
-        TypedKeys.DeleteIfEmpty(ref c, key, e);
-        if (c.LogAs(3) is { } log)
-        {
-            log.Argument(min ? "ZPOPMIN"u8 : "ZPOPMAX"u8);
-            log.Argument(key);
-            log.Argument(n);
             log.EndCommand();
         }
     }

@@ -297,25 +297,8 @@ public static unsafe class HashCommands
     /// </summary>
     private static void HRandField(ref CommandContext c)
     {
-        bool withValues = false;
-        long count = 1;
-        bool hasCount = c.ArgCount >= 3;
-        if (hasCount)
-        {
-            if (c.ArgCount > 4 || (c.ArgCount == 4 && !c.ArgIs(3, "withvalues"u8)))
-            {
-                c.SyntaxError();
-                return;
-            }
-            withValues = c.ArgCount == 4;
-            if (!c.TryInt64(2, out count))
-                return;
-            if (count < -long.MaxValue / 2 && withValues)
-            {
-                c.Error("ERR value is out of range");
-                return;
-            }
-        }
+        if (!RandomFields.TryOptions(ref c, "withvalues"u8, out bool hasCount, out long count, out bool withValues))
+            return;
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.Hash, out bool failed);
         if (failed)
             return;

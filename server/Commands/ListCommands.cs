@@ -546,62 +546,11 @@ public static unsafe class ListCommands
     /// <summary>LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]: pops from the first non-empty list; [key, elements] or null.</summary>
     private static void LMPop(ref CommandContext c)
     {
-        if (!SetCommands.TryNumKeys(ref c, 1, out int numKeys, Errors.Syntax))
+        if (!MultiPop.TryOptions(ref c, 1, Engine.ValueType.List, out int numKeys, out _, out _))
             return;
-        int next = 2 + numKeys;
-        if (next >= c.ArgCount || !TryParseEnd(ref c, next, out bool head))
-        {
-            if (next >= c.ArgCount)
-                c.SyntaxError();
+        if (MultiPop.TryPopFirst(ref c, 1, numKeys, Engine.ValueType.List, out bool failed) || failed)
             return;
-        }
-        long count = 1;
-        if (next + 1 < c.ArgCount)
-        {
-            if (next + 3 != c.ArgCount || !c.ArgIs(next + 1, "count"u8))
-            {
-                c.SyntaxError();
-                return;
-            }
-            if (!c.TryInt64(next + 2, out count))
-                return;
-            if (count <= 0)
-            {
-                c.Error("ERR count should be greater than 0");
-                return;
-            }
-        }
-        for (int k = 2; k < next; k++)
-        {
-            Entry* e = TypedKeys.Write(ref c, c.Arg(k), Engine.ValueType.List, out bool failed);
-            if (failed)
-                return;
-            if (e == null)
-                continue;
-            ListValue* list = Values.List(e);
-            long n = Math.Min(count, list->Count);
-            c.Reply.ArrayHeader(2);
-            c.Reply.Bulk(c.Arg(k));
-            c.Reply.ArrayHeader(n);
-            for (long i = 0; i < n; i++)
-                PopOne(ref c, list, head);
-            TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.List, head ? "lpop"u8 : "rpop"u8, c.Arg(k));
-            TypedKeys.DeleteIfEmpty(ref c, c.Arg(k), e);
-            LogPops(ref c, c.Arg(k), head, n);
-            return;
-        }
         c.LogNothing();
         c.Reply.NullArray();
-    }
-
-    /// <summary>Logs a pop of <paramref name="count"/> from one key as LPOP/RPOP key count, as Redis propagates LMPOP.</summary>
-    internal static void LogPops(ref CommandContext c, ReadOnlySpan<byte> key, bool head, long count)
-    {
-        if (c.LogAs(3) is not { } log)
-            return;
-        log.Argument(head ? "LPOP"u8 : "RPOP"u8);
-        log.Argument(key);
-        log.Argument(count);
-        log.EndCommand();
     }
 }

@@ -12,6 +12,33 @@ internal static unsafe class RandomFields
 {
     public enum Shape { Field, FieldAndValue, MemberAndScore }
 
+    /// <summary>
+    /// Parses HRANDFIELD's and ZRANDMEMBER's "[count [WITHVALUES|WITHSCORES]]" from argument 2,
+    /// with Redis's errors (a negative count with values is bounded so the reply stays countable).
+    /// </summary>
+    public static bool TryOptions(ref CommandContext c, ReadOnlySpan<byte> withWord, out bool counted, out long count, out bool with)
+    {
+        counted = c.ArgCount >= 3;
+        count = 1;
+        with = false;
+        if (!counted)
+            return true;
+        if (c.ArgCount > 4 || (c.ArgCount == 4 && !c.ArgIs(3, withWord)))
+        {
+            c.SyntaxError();
+            return false;
+        }
+        with = c.ArgCount == 4;
+        if (!c.TryInt64(2, out count))
+            return false;
+        if (count < -long.MaxValue / 2 && with)
+        {
+            c.Error("ERR value is out of range");
+            return false;
+        }
+        return true;
+    }
+
     public static void Reply(ref CommandContext c, FieldTable* table, long count, Shape shape)
     {
         var reply = c.Reply;

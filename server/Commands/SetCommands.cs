@@ -410,23 +410,8 @@ public static unsafe class SetCommands
     {
         if (!TryNumKeys(ref c, 1, out int numKeys))
             return;
-        long limit = 0;
-        int next = 2 + numKeys;
-        if (next < c.ArgCount)
-        {
-            if (next + 2 != c.ArgCount || !c.ArgIs(next, "limit"u8))
-            {
-                c.SyntaxError();
-                return;
-            }
-            if (!c.TryInt64(next + 1, out limit, "ERR LIMIT can't be negative"))
-                return;
-            if (limit < 0)
-            {
-                c.Error("ERR LIMIT can't be negative");
-                return;
-            }
-        }
+        if (!TryCardinalityLimit(ref c, 2 + numKeys, out long limit))
+            return;
         nint[] rented = ArrayPool<nint>.Shared.Rent(numKeys);
         try
         {
@@ -451,6 +436,25 @@ public static unsafe class SetCommands
         {
             ArrayPool<nint>.Shared.Return(rented);
         }
+    }
+
+    /// <summary>SINTERCARD's and ZINTERCARD's optional "LIMIT limit" at <paramref name="index"/> (0: none).</summary>
+    internal static bool TryCardinalityLimit(ref CommandContext c, int index, out long limit)
+    {
+        limit = 0;
+        if (index >= c.ArgCount)
+            return true;
+        if (index + 2 != c.ArgCount || !c.ArgIs(index, "limit"u8))
+        {
+            c.SyntaxError();
+            return false;
+        }
+        if (!c.TryInt64(index + 1, out limit, "ERR LIMIT can't be negative"))
+            return false;
+        if (limit >= 0)
+            return true;
+        c.Error("ERR LIMIT can't be negative");
+        return false;
     }
 
     /// <summary>

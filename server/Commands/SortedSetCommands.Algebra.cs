@@ -286,23 +286,8 @@ public static unsafe partial class SortedSetCommands
     {
         if (!TryInputCount(ref c, 1, out int numKeys))
             return;
-        long limit = 0;
-        int next = 2 + numKeys;
-        if (next < c.ArgCount)
-        {
-            if (next + 2 != c.ArgCount || !c.ArgIs(next, "limit"u8))
-            {
-                c.SyntaxError();
-                return;
-            }
-            if (!c.TryInt64(next + 1, out limit, "ERR LIMIT can't be negative"))
-                return;
-            if (limit < 0)
-            {
-                c.Error("ERR LIMIT can't be negative");
-                return;
-            }
-        }
+        if (!SetCommands.TryCardinalityLimit(ref c, 2 + numKeys, out long limit))
+            return;
         double[] weights = ArrayPool<double>.Shared.Rent(numKeys);
         nint[] inputs = ArrayPool<nint>.Shared.Rent(numKeys * 3);
         try

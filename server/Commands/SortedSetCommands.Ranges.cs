@@ -290,61 +290,10 @@ public static unsafe partial class SortedSetCommands
     /// <summary>ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: [key, [[member, score], ...]] from the first non-empty set, or null.</summary>
     private static void ZMPop(ref CommandContext c)
     {
-        if (!SetCommands.TryNumKeys(ref c, 1, out int numKeys, Errors.Syntax))
+        if (!MultiPop.TryOptions(ref c, 1, Engine.ValueType.SortedSet, out int numKeys, out _, out _))
             return;
-        int next = 2 + numKeys;
-        bool max;
-        if (next < c.ArgCount && c.ArgIs(next, "max"u8))
-            max = true;
-        else if (next < c.ArgCount && c.ArgIs(next, "min"u8))
-            max = false;
-        else
-        {
-            c.SyntaxError();
+        if (MultiPop.TryPopFirst(ref c, 1, numKeys, Engine.ValueType.SortedSet, out bool failed) || failed)
             return;
-        }
-        long count = 1;
-        if (next + 1 < c.ArgCount)
-        {
-            if (next + 3 != c.ArgCount || !c.ArgIs(next + 1, "count"u8))
-            {
-                c.SyntaxError();
-                return;
-            }
-            if (!c.TryInt64(next + 2, out count))
-                return;
-            if (count <= 0)
-            {
-                c.Error("ERR count should be greater than 0");
-                return;
-            }
-        }
-        for (int k = 2; k < next; k++)
-        {
-            Entry* e = TypedKeys.Write(ref c, c.Arg(k), Engine.ValueType.SortedSet, out bool failed);
-            if (failed)
-                return;
-            if (e == null)
-                continue;
-            SortedSetValue* set = Values.SortedSet(e);
-            long n = Math.Min(count, set->Count);
-            c.Reply.ArrayHeader(2);
-            c.Reply.Bulk(c.Arg(k));
-            c.Reply.ArrayHeader(n);
-            for (long i = 0; i < n; i++)
-                PopOne(ref c, set, max, nested: true);
-            TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.SortedSet, max ? "zpopmax"u8 : "zpopmin"u8, c.Arg(k));
-            TypedKeys.DeleteIfEmpty(ref c, c.Arg(k), e);
-            // Propagated as the pop it was, as Redis does.
-            if (c.LogAs(3) is { } log)
-            {
-                log.Argument(max ? "ZPOPMAX"u8 : "ZPOPMIN"u8);
-                log.Argument(c.Arg(k));
-                log.Argument(n);
-                log.EndCommand();
-            }
-            return;
-        }
         c.LogNothing();
         c.Reply.NullArray();
     }

@@ -397,19 +397,13 @@ public static unsafe partial class SortedSetCommands
         SortedSetValue* set = ReadSet(ref c, 1, out bool failed);
         if (failed)
             return;
-        long count = 0;
-        if (set != null)
-        {
-            SkipList* list = SortedSetValue.ListOf(set);
-            SkipNode* low = list->FirstIn(range);
-            if (low != null)
-            {
-                SkipNode* high = list->LastIn(range);
-                count = list->Rank(high->Score, SkipNode.MemberOf(high)) - list->Rank(low->Score, SkipNode.MemberOf(low)) + 1;
-            }
-        }
-        c.Reply.Integer(count);
+        SkipList* list = set == null ? null : SortedSetValue.ListOf(set);
+        c.Reply.Integer(list == null ? 0 : CountBetween(list, list->FirstIn(range), list->LastIn(range)));
     }
+
+    /// <summary>Members from <paramref name="low"/> to <paramref name="high"/> inclusive, by their ranks; 0 when the range is empty (low null).</summary>
+    private static long CountBetween(SkipList* list, SkipNode* low, SkipNode* high)
+        => low == null ? 0 : list->Rank(high->Score, SkipNode.MemberOf(high)) - list->Rank(low->Score, SkipNode.MemberOf(low)) + 1;
 
     private static void ZLexCount(ref CommandContext c)
     {
@@ -421,41 +415,14 @@ public static unsafe partial class SortedSetCommands
         SortedSetValue* set = ReadSet(ref c, 1, out bool failed);
         if (failed)
             return;
-        long count = 0;
-        if (set != null)
-        {
-            SkipList* list = SortedSetValue.ListOf(set);
-            SkipNode* low = list->FirstIn(range);
-            if (low != null)
-            {
-                SkipNode* high = list->LastIn(range);
-                count = list->Rank(high->Score, SkipNode.MemberOf(high)) - list->Rank(low->Score, SkipNode.MemberOf(low)) + 1;
-            }
-        }
-        c.Reply.Integer(count);
+        SkipList* list = set == null ? null : SortedSetValue.ListOf(set);
+        c.Reply.Integer(list == null ? 0 : CountBetween(list, list->FirstIn(range), list->LastIn(range)));
     }
 
     private static void ZRandMember(ref CommandContext c)
     {
-        bool withScores = false;
-        long count = 1;
-        bool hasCount = c.ArgCount >= 3;
-        if (hasCount)
-        {
-            if (c.ArgCount > 4 || (c.ArgCount == 4 && !c.ArgIs(3, "withscores"u8)))
-            {
-                c.SyntaxError();
-                return;
-            }
-            withScores = c.ArgCount == 4;
-            if (!c.TryInt64(2, out count))
-                return;
-            if (count < -long.MaxValue / 2 && withScores)
-            {
-                c.Error("ERR value is out of range");
-                return;
-            }
-        }
+        if (!RandomFields.TryOptions(ref c, "withscores"u8, out bool hasCount, out long count, out bool withScores))
+            return;
         SortedSetValue* set = ReadSet(ref c, 1, out bool failed);
         if (failed)
             return;
