@@ -142,6 +142,38 @@ public unsafe ref struct CommandContext
         return false;
     }
 
+    /// <summary>Parses an integer that must not be negative, replying <paramref name="error"/> when it is not one or is below 0.</summary>
+    public bool TryNonNegative(int index, string error, out long value)
+    {
+        if (NumberFormat.TryParseInt64(Args[index], out value) && value >= 0)
+            return true;
+        Error(error);
+        return false;
+    }
+
+    /// <summary>
+    /// Reads numkeys at <paramref name="index"/> with Redis's errors: not positive, or more than the
+    /// arguments (SINTERCARD's own message by default; LMPOP and ZMPOP answer a syntax error).
+    /// </summary>
+    public bool TryNumKeys(int index, out int numKeys, string tooMany = "ERR Number of keys can't be greater than number of args")
+    {
+        numKeys = 0;
+        if (!TryInt64(index, out long value))
+            return false;
+        if (value <= 0)
+        {
+            Error("ERR numkeys should be greater than 0");
+            return false;
+        }
+        if (value > ArgCount - index - 1)
+        {
+            Error(tooMany);
+            return false;
+        }
+        numKeys = (int)value;
+        return true;
+    }
+
     public bool TryDouble(int index, out double value)
     {
         if (NumberFormat.TryParseDouble(Args[index], out value))

@@ -29,13 +29,8 @@ internal static unsafe class ElementScan
             bool hasValue = i + 1 < c.ArgCount;
             if (c.ArgIs(i, "count"u8) && hasValue)
             {
-                if (!c.TryInt64(i + 1, out count))
+                if (!ScanCommands.TryCount(ref c, i + 1, out count))
                     return;
-                if (count < 1)
-                {
-                    c.SyntaxError();
-                    return;
-                }
                 i++;
             }
             else if (c.ArgIs(i, "match"u8) && hasValue)

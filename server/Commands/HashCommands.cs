@@ -131,7 +131,13 @@ public static unsafe class HashCommands
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.Hash, out bool failed);
         if (failed)
             return;
-        FieldNode* node = e == null ? null : Values.Hash(e)->Find(c.Arg(2));
+        ReplyValue(ref c, e, c.Arg(2));
+    }
+
+    /// <summary>The field's value, or null when the hash (null: missing) lacks it.</summary>
+    private static void ReplyValue(ref CommandContext c, Entry* e, ReadOnlySpan<byte> field)
+    {
+        FieldNode* node = e == null ? null : Values.Hash(e)->Find(field);
         if (node == null)
             c.Reply.Null();
         else
@@ -145,13 +151,7 @@ public static unsafe class HashCommands
             return;
         c.Reply.ArrayHeader(c.ArgCount - 2);
         for (int i = 2; i < c.ArgCount; i++)
-        {
-            FieldNode* node = e == null ? null : Values.Hash(e)->Find(c.Arg(i));
-            if (node == null)
-                c.Reply.Null();
-            else
-                c.Reply.Bulk(FieldNode.ValueOf(node));
-        }
+            ReplyValue(ref c, e, c.Arg(i));
     }
 
     private static void HDel(ref CommandContext c)

@@ -137,7 +137,7 @@ public static unsafe class ListCommands
         }
         long count = 1;
         bool counted = c.ArgCount == 3;
-        if (counted && (!c.TryInt64(2, out count, CountNotPositive) || !Positive(ref c, count)))
+        if (counted && !c.TryNonNegative(2, CountNotPositive, out count))
             return;
         Entry* e = TypedKeys.Write(ref c, c.Arg(1), Engine.ValueType.List, out bool failed);
         if (failed)
@@ -166,14 +166,6 @@ public static unsafe class ListCommands
             PopOne(ref c, list, head);
         }
         TypedKeys.DeleteIfEmpty(ref c, c.Arg(1), e);
-    }
-
-    private static bool Positive(ref CommandContext c, long count)
-    {
-        if (count >= 0)
-            return true;
-        c.Error(CountNotPositive);
-        return false;
     }
 
     /// <summary>Replies with the head or tail element and removes it.</summary>
@@ -376,23 +368,13 @@ public static unsafe class ListCommands
             }
             else if (c.ArgIs(i, "count"u8))
             {
-                if (!c.TryInt64(i + 1, out count))
+                if (!c.TryNonNegative(i + 1, "ERR COUNT can't be negative", out count))
                     return;
-                if (count < 0)
-                {
-                    c.Error("ERR COUNT can't be negative");
-                    return;
-                }
             }
             else if (c.ArgIs(i, "maxlen"u8))
             {
-                if (!c.TryInt64(i + 1, out maxLength))
+                if (!c.TryNonNegative(i + 1, "ERR MAXLEN can't be negative", out maxLength))
                     return;
-                if (maxLength < 0)
-                {
-                    c.Error("ERR MAXLEN can't be negative");
-                    return;
-                }
             }
             else
             {

@@ -15,7 +15,7 @@ internal static unsafe class MultiPop
     {
         first = false;
         count = 1;
-        if (!SetCommands.TryNumKeys(ref c, numKeysIndex, out numKeys, Errors.Syntax))
+        if (!c.TryNumKeys(numKeysIndex, out numKeys, Errors.Syntax))
             return false;
         bool list = type == Engine.ValueType.List;
         int next = numKeysIndex + 1 + numKeys;

@@ -91,13 +91,8 @@ public static unsafe class ScanCommands
             bool hasValue = i + 1 < c.ArgCount;
             if (c.ArgIs(i, "count"u8) && hasValue)
             {
-                if (!c.TryInt64(i + 1, out count))
+                if (!TryCount(ref c, i + 1, out count))
                     return;
-                if (count < 1)
-                {
-                    c.SyntaxError();
-                    return;
-                }
             }
             else if (c.ArgIs(i, "match"u8) && hasValue)
             {
@@ -235,6 +230,17 @@ public static unsafe class ScanCommands
             }
             Items[Count++] = (nint)entry;
         }
+    }
+
+    /// <summary>The COUNT of SCAN, HSCAN, SSCAN and ZSCAN: an integer of at least 1, else a syntax error as in Redis.</summary>
+    internal static bool TryCount(ref CommandContext c, int index, out long count)
+    {
+        if (!c.TryInt64(index, out count))
+            return false;
+        if (count >= 1)
+            return true;
+        c.SyntaxError();
+        return false;
     }
 
     /// <summary>Parses a cursor as Redis's strtoul does: decimal, optional sign (a negative one wraps), empty means 0.</summary>

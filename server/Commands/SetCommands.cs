@@ -192,13 +192,8 @@ public static unsafe class SetCommands
         long count = 1;
         if (c.ArgCount == 3)
         {
-            if (!c.TryInt64(2, out count, CountNotPositive))
+            if (!c.TryNonNegative(2, CountNotPositive, out count))
                 return;
-            if (count < 0)
-            {
-                c.Error(CountNotPositive);
-                return;
-            }
         }
         Entry* e = TypedKeys.Write(ref c, c.Arg(1), Engine.ValueType.Set, out bool failed);
         if (failed)
@@ -408,7 +403,7 @@ public static unsafe class SetCommands
     /// <summary>SINTERCARD numkeys key [key ...] [LIMIT limit]: the intersection's size, counting stops at the limit.</summary>
     private static void SInterCard(ref CommandContext c)
     {
-        if (!TryNumKeys(ref c, 1, out int numKeys))
+        if (!c.TryNumKeys(1, out int numKeys))
             return;
         if (!TryCardinalityLimit(ref c, 2 + numKeys, out long limit))
             return;
@@ -449,35 +444,7 @@ public static unsafe class SetCommands
             c.SyntaxError();
             return false;
         }
-        if (!c.TryInt64(index + 1, out limit, "ERR LIMIT can't be negative"))
-            return false;
-        if (limit >= 0)
-            return true;
-        c.Error("ERR LIMIT can't be negative");
-        return false;
-    }
-
-    /// <summary>
-    /// Reads numkeys at <paramref name="index"/> with Redis's errors: not positive, or more than the
-    /// arguments (SINTERCARD's own message by default; LMPOP and ZMPOP answer a syntax error).
-    /// </summary>
-    internal static bool TryNumKeys(ref CommandContext c, int index, out int numKeys, string tooMany = "ERR Number of keys can't be greater than number of args")
-    {
-        numKeys = 0;
-        if (!c.TryInt64(index, out long value))
-            return false;
-        if (value <= 0)
-        {
-            c.Error("ERR numkeys should be greater than 0");
-            return false;
-        }
-        if (value > c.ArgCount - index - 1)
-        {
-            c.Error(tooMany);
-            return false;
-        }
-        numKeys = (int)value;
-        return true;
+        return c.TryNonNegative(index + 1, "ERR LIMIT can't be negative", out limit);
     }
 
     private static void SScan(ref CommandContext c)

@@ -247,13 +247,8 @@ public static unsafe partial class SortedSetCommands
         bool counted = c.ArgCount == 3;
         if (counted)
         {
-            if (!c.TryInt64(2, out count, CountNotPositive))
+            if (!c.TryNonNegative(2, CountNotPositive, out count))
                 return;
-            if (count < 0)
-            {
-                c.Error(CountNotPositive);
-                return;
-            }
         }
         Entry* e = TypedKeys.Write(ref c, c.Arg(1), Engine.ValueType.SortedSet, out bool failed);
         if (failed)

@@ -755,7 +755,9 @@ public sealed partial class ClientConnection : IDisposable
             if (spec.Event is not null && KeyspaceNotifier.Enabled(spec.EventType))
                 NotifyWrittenKeys(spec, args, database);
         }
-        KeyspaceNotifier.FlushDeferred();
+        // Only writes defer events (the "del" after an emptying pop); reads pay nothing here.
+        if (spec.IsWrite)
+            KeyspaceNotifier.FlushDeferred();
         // Clients blocked on keys this command created are served now, before anything else
         // runs on the shard (after the whole transaction inside EXEC); their pops are logged
         // after this command, into the same buffer.
