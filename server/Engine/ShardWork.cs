@@ -5,4 +5,17 @@ public abstract class ShardWork
 {
     /// <summary>Runs on the shard's executor thread (or under its lock in inline mode).</summary>
     public abstract void Execute(Shard shard);
+
+    /// <summary>
+    /// Inline mode: the work was handed to the shard's holder (<see cref="Shard.RunOrHandOff"/>),
+    /// which ran it and has let the shard go; <paramref name="failure"/> is what it threw.
+    /// <paramref name="continueHere"/> allows the waiter's continuation to run on the calling thread.
+    /// </summary>
+    public virtual void HandOffCompleted(Exception? failure, bool continueHere)
+        => throw new InvalidOperationException($"{GetType().Name} cannot be handed off");
+
+    /// <summary>The next work in a holder's list of handed-off work it ran; only that holder touches it.</summary>
+    internal ShardWork? NextRan;
+    /// <summary>What the work threw when a holder ran it for its owner.</summary>
+    internal Exception? HandOffFailure;
 }

@@ -5,8 +5,9 @@ namespace Diagnostics.Server.Network;
 
 /// <summary>
 /// A run of consecutive commands from one connection that all route to the same shard, handed to
-/// that shard's executor in one go. One instance per connection, reused for every batch, so the
-/// hand-off allocates nothing; completion wakes the connection through a reusable value task.
+/// that shard's executor in one go (in inline mode: run here, or by the shard's holder). One
+/// instance per connection, reused for every batch, so the hand-off allocates nothing; completion
+/// wakes the connection through a reusable value task.
 /// </summary>
 internal sealed class BatchWork(ClientConnection client) : ShardWork, IValueTaskSource
 {
@@ -23,12 +24,6 @@ internal sealed class BatchWork(ClientConnection client) : ShardWork, IValueTask
         return new ValueTask(this, _completion.Version);
     }
 
-    public void SetRange(int from, int to)
-    {
-        _from = from;
-        _to = to;
-    }
-
     public override void Execute(Shard shard)
     {
         try
@@ -41,8 +36,20 @@ internal sealed class BatchWork(ClientConnection client) : ShardWork, IValueTask
             // Still holding the shard: the AOF gets these writes in the order they ran.
             client.CommitLoggedWrites();
             if (shard.Mode == ExecutionMode.Executor)
+            {
+                _completion.RunContinuationsAsynchronously = true;
                 _completion.SetResult(true);
+            }
         }
+    }
+
+    public override void HandOffCompleted(Exception? failure, bool continueHere)
+    {
+        _completion.RunContinuationsAsynchronously = !continueHere;
+        if (failure is null)
+            _completion.SetResult(true);
+        else
+            _completion.SetException(failure);
     }
 
     void IValueTaskSource.GetResult(short token) => _completion.GetResult(token);

@@ -40,6 +40,8 @@ public sealed partial class ClientConnection : IDisposable
     private readonly ILogger _log;
     private readonly RequestBatch _batch = new();
     private readonly BatchWork _work;
+    // Completes when the shard's holder has run _work for this connection (inline mode).
+    private ValueTask _handOff;
     private readonly ParkWork[] _parks;
     private readonly bool[] _involvedShards;
     private readonly Eviction _eviction;
@@ -188,7 +190,21 @@ public sealed partial class ClientConnection : IDisposable
                 {
                     var status = Parse(ref buffer, out protocolError);
                     if (_batch.CommandCount > 0)
-                        await ExecuteBatchAsync();
+                    {
+                        // Inline runs, and waits for runs handed to a shard's holder, happen in this
+                        // frame, whose state machine lives as long as the connection: awaiting in a
+                        // fresh one per hand-off allocated a box for most of them.
+                        int next = RunShardRunsInline(0, out int runEnd, out bool handedOff);
+                        while (handedOff)
+                        {
+                            await _handOff;
+                            if (PendingBlock is not null)
+                                break;
+                            next = RunShardRunsInline(runEnd, out runEnd, out handedOff);
+                        }
+                        if (runEnd >= 0 || next < _batch.CommandCount)
+                            await ExecuteBatchAsync(next, runEnd);
+                    }
                     _batch.Clear();
                     if (status != ParseStatus.Parsed)
                     {
@@ -332,22 +348,80 @@ public sealed partial class ClientConnection : IDisposable
     private enum Route { Immediate, Shard, Coordinated }
 
     /// <summary>
-    /// Runs the parsed commands in order. Consecutive commands for the same shard go to it as one
-    /// hand-off; commands that touch several shards park them all; commands without keys run here.
+    /// The common case without an await (inline mode): from command <paramref name="i"/>, runs
+    /// consecutive single-shard runs under their shard's lock until the batch ends or something
+    /// needs waiting for. Returns the first command not run. <paramref name="handedOff"/>: the run
+    /// [returned, <paramref name="runEnd"/>) went to the shard's holder; await <see cref="_handOff"/>.
+    /// Otherwise <paramref name="runEnd"/> is -1, or the end of a run that left a blocked command
+    /// to deal with (<see cref="ExecuteBatchAsync"/> does).
     /// </summary>
-    // Pooled: in executor mode this awaits a hand-off per batch, which would otherwise box a
-    // fresh state machine every time.
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-    private async ValueTask ExecuteBatchAsync()
+    private int RunShardRunsInline(int i, out int runEnd, out bool handedOff)
     {
+        runEnd = -1;
+        handedOff = false;
         int count = _batch.CommandCount;
         if (_specs.Length < count)
             _specs = new CommandSpec?[Math.Max(count, _specs.Length * 2)];
         var keyspace = _server.Keyspace;
-        int i = 0;
-        // After QUIT (or CLIENT KILL of itself) nothing more runs, as in Redis.
+        if (keyspace.Mode != ExecutionMode.Inline)
+            return i;
         while (i < count && !_closing && !CloseAfterReply)
         {
+            if (Classify(i, out int shardIndex) != Route.Shard || (_specs[i]!.Flags & MayRunLong) != 0)
+                return i;
+            int end = RunEnd(i, shardIndex);
+            _handOff = _work.Prepare(i, end);
+            if (!keyspace.Shards[shardIndex].RunOrHandOff(_work))
+            {
+                runEnd = end;
+                handedOff = true;
+                return i;
+            }
+            if (PendingBlock is not null)
+            {
+                runEnd = end;
+                return i;
+            }
+            i = end;
+        }
+        return i;
+    }
+
+    /// <summary>Where the run of commands for <paramref name="shardIndex"/> that starts at <paramref name="i"/> ends: a command that may block ends it, as what follows waits until it is served.</summary>
+    private int RunEnd(int i, int shardIndex)
+    {
+        int count = _batch.CommandCount;
+        int end = i + 1;
+        while (end < count && (_specs[end - 1]!.Flags & CommandFlags.Blocking) == 0 && Classify(end, out int next, atHead: false) == Route.Shard && next == shardIndex)
+            end++;
+        return end;
+    }
+
+    /// <summary>
+    /// Runs the parsed commands from <paramref name="i"/> in order, after dealing with the end of
+    /// the run [i, <paramref name="runEnd"/>) when that is not -1. Consecutive commands for the same
+    /// shard go to it as one hand-off; commands that touch several shards park them all; commands
+    /// without keys run here.
+    /// </summary>
+    // Pooled: in executor mode this awaits a hand-off per batch, which would otherwise box a
+    // fresh state machine every time.
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private async ValueTask ExecuteBatchAsync(int i, int runEnd)
+    {
+        int count = _batch.CommandCount;
+        var keyspace = _server.Keyspace;
+        while (true)
+        {
+            if (runEnd >= 0)
+            {
+                // The run [i, runEnd) has ended: a blocking command ends a run, and is waited on
+                // here (or run again, when its wait says so).
+                i = await WaitIfBlockedAsync() == BlockOutcome.Retry ? runEnd - 1 : runEnd;
+                runEnd = -1;
+            }
+            // After QUIT (or CLIENT KILL of itself) nothing more runs, as in Redis.
+            if (i >= count || _closing || CloseAfterReply)
+                return;
             Route route = Classify(i, out int shardIndex);
             if (_specs[i] is { } spec && (spec.Flags & MayRunLong) != 0)
                 await LeaveSocketThreadAsync();
@@ -355,47 +429,30 @@ public sealed partial class ClientConnection : IDisposable
             {
                 ExecuteCommand(i);
                 CommitLoggedWrites();
-                if (await WaitIfBlockedAsync() == BlockOutcome.Retry)
-                    continue;
-                i++;
+                if (await WaitIfBlockedAsync() != BlockOutcome.Retry)
+                    i++;
                 continue;
             }
             if (route == Route.Coordinated)
             {
                 await ExecuteCoordinatedAsync(i);
-                if (await WaitIfBlockedAsync() == BlockOutcome.Retry)
-                    continue;
-                i++;
+                if (await WaitIfBlockedAsync() != BlockOutcome.Retry)
+                    i++;
                 continue;
             }
 
-            // A command that may block ends the run: what follows it waits until it is served.
-            int end = i + 1;
-            while (end < count && (_specs[end - 1]!.Flags & CommandFlags.Blocking) == 0 && Classify(end, out int next, atHead: false) == Route.Shard && next == shardIndex)
-                end++;
+            runEnd = RunEnd(i, shardIndex);
             Shard shard = keyspace.Shards[shardIndex];
+            var done = _work.Prepare(i, runEnd);
             if (shard.Mode == ExecutionMode.Executor)
             {
-                var done = _work.Prepare(i, end);
                 shard.Post(_work);
                 await done;
             }
-            else
+            else if (!shard.RunOrHandOff(_work))
             {
-                _work.SetRange(i, end);
-                if (!shard.TryRunInline(_work, SocketThreadShardWaitMs))
-                {
-                    // Held by a long command: wait off the socket thread, then take it.
-                    await LeaveSocketThreadAsync();
-                    shard.RunInline(_work);
-                }
+                await done; // run by the shard's holder, for us
             }
-            if (await WaitIfBlockedAsync() == BlockOutcome.Retry)
-            {
-                i = end - 1;
-                continue;
-            }
-            i = end;
         }
     }
 

@@ -33,7 +33,9 @@ public sealed class SocketClientTransport : ClientTransport, IDuplexPipe, IDispo
         _stream = new NetworkStream(socket, ownsSocket: true);
         Input = PipeReader.Create(_stream, new StreamPipeReaderOptions(bufferSize: ReceiveBufferBytes, minimumReadSize: MinimumReadBytes, leaveOpen: true));
         _output = new SendCountingStream(_stream);
-        Output = PipeWriter.Create(_output, new StreamPipeWriterOptions(minimumBufferSize: 4096, leaveOpen: true));
+        // The pipe sends each block with its own send(): 16 KB blocks (Redis's reply chunk size
+        // too) keep a long reply to a few syscalls, where 4 KB ones made it dozens.
+        Output = PipeWriter.Create(_output, new StreamPipeWriterOptions(ReplyBufferPool.Connections, ReplyBufferPool.BlockSize, leaveOpen: true));
         RemoteEndPoint = socket.RemoteEndPoint;
         LocalEndPoint = socket.LocalEndPoint;
         FileDescriptor = socket.Handle.ToInt64();
