@@ -93,20 +93,30 @@ public unsafe struct SkipList
     /// <summary>Inserts a member known to be absent; returns its node.</summary>
     public SkipNode* Insert(double score, ReadOnlySpan<byte> member)
     {
+        SkipNode* x = NewNode(RandomLevel(), score, member);
+        Link(x);
+        return x;
+    }
+
+    /// <summary>Puts a node that is not in the list at the place its score and member give it.</summary>
+    private void Link(SkipNode* x)
+    {
         SkipNode** update = stackalloc SkipNode*[MaxLevel];
         long* rank = stackalloc long[MaxLevel];
-        SkipNode* x = _header;
+        double score = x->Score;
+        var member = SkipNode.MemberOf(x);
+        SkipNode* at = _header;
         for (int i = _level - 1; i >= 0; i--)
         {
             rank[i] = i == _level - 1 ? 0 : rank[i + 1];
-            while (SkipNode.Links(x)[i].Forward is var f && f != null && Before(f, score, member))
+            while (SkipNode.Links(at)[i].Forward is var f && f != null && Before(f, score, member))
             {
-                rank[i] += SkipNode.Links(x)[i].Span;
-                x = f;
+                rank[i] += SkipNode.Links(at)[i].Span;
+                at = f;
             }
-            update[i] = x;
+            update[i] = at;
         }
-        int level = RandomLevel();
+        int level = x->Level;
         if (level > _level)
         {
             for (int i = _level; i < level; i++)
@@ -117,7 +127,6 @@ public unsafe struct SkipList
             }
             _level = level;
         }
-        x = NewNode(level, score, member);
         for (int i = 0; i < level; i++)
         {
             var links = SkipNode.Links(x);
@@ -135,7 +144,6 @@ public unsafe struct SkipList
         else
             _tail = x;
         _length++;
-        return x;
     }
 
     /// <summary>Removes and frees the node for (score, member); false when absent.</summary>
@@ -159,7 +167,8 @@ public unsafe struct SkipList
 
     /// <summary>
     /// Moves a node to a new score. When it stays in place only the score changes; otherwise the
-    /// node is removed and a new one inserted. Returns the node that now holds the member.
+    /// same node is unlinked and linked again at its new place (no allocation, and the member
+    /// index keeps pointing at it). Returns the node, for callers that keep it.
     /// </summary>
     public SkipNode* UpdateScore(SkipNode* node, double newScore)
     {
@@ -172,15 +181,18 @@ public unsafe struct SkipList
             node->Score = newScore;
             return node;
         }
-        // The member bytes live in the old node: copy them out before it goes.
-        byte[]? rented = null;
-        Span<byte> copy = member.Length <= 256 ? stackalloc byte[member.Length] : (rented = System.Buffers.ArrayPool<byte>.Shared.Rent(member.Length)).AsSpan(0, member.Length);
-        member.CopyTo(copy);
-        Delete(node->Score, copy);
-        SkipNode* fresh = Insert(newScore, copy);
-        if (rented is not null)
-            System.Buffers.ArrayPool<byte>.Shared.Return(rented);
-        return fresh;
+        SkipNode** update = stackalloc SkipNode*[MaxLevel];
+        SkipNode* x = _header;
+        for (int i = _level - 1; i >= 0; i--)
+        {
+            while (SkipNode.Links(x)[i].Forward is var f && f != null && Before(f, node->Score, member))
+                x = f;
+            update[i] = x;
+        }
+        Unlink(node, update);
+        node->Score = newScore;
+        Link(node);
+        return node;
     }
 
     /// <summary>The 1-based rank of (score, member), 0 when absent.</summary>
