@@ -44,7 +44,14 @@ public static class AofLoader
             {
                 log.LogInformation("Reading RDB base file {File} on AOF loading...", info.Name);
                 using var stream = new DiskFileStream(file, purpose);
-                start = RdbReader.Read(stream, rdb);
+                try
+                {
+                    start = RdbReader.Read(stream, rdb);
+                }
+                finally
+                {
+                    rdb.Abandon(); // a collection a corrupt file cut short is not left allocated
+                }
             }
             long fileDone = doneBytes;
             var result = replayer.Replay(file, start, purpose, reached =>

@@ -9,15 +9,16 @@ namespace Diagnostics.Server.Persistence;
 /// Reads one RDB (Redis's snapshot format, versions 1 to 12: Redis 7.0 writes 10, 7.2 writes 11,
 /// 7.4 writes 12) and hands its contents to an <see cref="IRdbVisitor"/>. It is what loads the base
 /// file Redis 7 keeps in its append-only directory, and the RDB preamble of a single-file AOF.
-/// Only string values exist in this server so far; any other value type stops the load with an
-/// <see cref="RdbFormatException"/> naming the type, as does every kind of corruption.
+/// Strings, lists, sets, hashes and sorted sets load in every encoding (RdbReader.Collections.cs);
+/// streams, module values and hash field expiry (7.4), which this server does not have, stop the
+/// load with an <see cref="RdbFormatException"/> naming the type, as does every kind of corruption.
 /// </summary>
 /// <remarks>
 /// Layout: "REDIS" + 4 version digits, then a sequence of one-byte opcodes (AUX, SELECTDB,
 /// RESIZEDB, expiry, LRU/LFU hints...) and value types (each followed by a key and a value), then
 /// EOF (0xFF) and, from version 5, the little-endian CRC-64 of everything before it.
 /// </remarks>
-public sealed class RdbReader
+public sealed partial class RdbReader
 {
     public const int MinVersion = 1;
     public const int MaxVersion = 12;
@@ -185,12 +186,18 @@ public sealed class RdbReader
                     ReadPlainLength();   // expiring keys in the slot
                     break;
                 default:
+                    if (IsCollectionType(type))
+                    {
+                        ReadCollection(type, visitor, expireAt == NoExpiry ? 0 : Math.Max(expireAt, 1));
+                        expireAt = NoExpiry;
+                        break;
+                    }
                     if (type <= LastValueType && type != 8)
                     {
                         _reading = "a key";
                         ReadString(_key);
                         throw new RdbFormatException(
-                            $"value type {type} ({ValueTypeName(type)}) of key '{Printable(_key.Span)}' is not supported: this server stores only strings so far", opcodeOffset);
+                            $"value type {type} ({ValueTypeName(type)}) of key '{Printable(_key.Span)}' is not supported: {UnsupportedBecause(type)}", opcodeOffset);
                     }
                     throw new RdbFormatException($"unknown opcode or value type {type} (0x{type:X2})", opcodeOffset);
             }
@@ -432,7 +439,15 @@ public sealed class RdbReader
         _key.Release();
         _value.Release();
         _compressed.Release();
+        _second.Release();
     }
+
+    private static string UnsupportedBecause(byte type) => type switch
+    {
+        6 or 7 => "this server has no modules",
+        15 or 19 or 21 => "this server has no streams",
+        _ => "this server has no hash field expiry",
+    };
 
     private static string ValueTypeName(byte type) => type switch
     {

@@ -25,8 +25,32 @@ public sealed class AofInteropTests
             RespAssert.Integer(15, c.Call("INCRBY", $"interop:{db}:counter", "5"));
             RespAssert.Ok(c.Call("RENAME", $"interop:{db}:1", $"interop:{db}:renamed"));
             RespAssert.Ok(c.Call("SET", $"interop:{db}:binary", "\u0001\r\n\u0000end", "EX", "86400"));
+            WriteCollections(c, $"interop:{db}:");
         }
         RespAssert.Ok(c.Call("SELECT", "0"));
+    }
+
+    /// <summary>
+    /// Every type, small and big: in redis-server's RDB these take each encoding Redis 7.0 writes
+    /// (listpack, quicklist with a plain node, intset, hashtable, skiplist).
+    /// </summary>
+    private static void WriteCollections(RespClient c, string prefix)
+    {
+        RespAssert.Integer(4, c.Call("RPUSH", prefix + "list", "a", "", "-5", "123456789012"));
+        for (int i = 0; i < 300; i++)
+            c.Call("RPUSH", prefix + "biglist", "element" + i);
+        RespAssert.Integer(301, c.Call("LPUSH", prefix + "biglist", new string('p', 9000)));
+        RespAssert.Integer(4, c.Call("SADD", prefix + "ints", "1", "-3", "70000", "5000000000"));
+        for (int i = 0; i < 200; i++)
+            c.Call("SADD", prefix + "members", "m" + i);
+        RespAssert.Integer(3, c.Call("HSET", prefix + "hash", "f", "v", "n", "12", "empty", ""));
+        for (int i = 0; i < 600; i++)   // over hash-max-listpack-entries (512 in Debian's build)
+            c.Call("HSET", prefix + "bighash", "field" + i, "value" + i);
+        RespAssert.Integer(4, c.Call("ZADD", prefix + "zset", "1.5", "a", "-inf", "b", "+inf", "c", "-0.25", "d"));
+        for (int i = 0; i < 200; i++)
+            c.Call("ZADD", prefix + "bigzset", (i * 0.5).ToString(System.Globalization.CultureInfo.InvariantCulture), "z" + i);
+        RespAssert.Integer(1, c.Call("PEXPIREAT", prefix + "hash", "4102444800000"));
+        RespAssert.Integer(1, c.Call("PEXPIREAT", prefix + "bigzset", "4102444900000"));
     }
 
     [Fact]

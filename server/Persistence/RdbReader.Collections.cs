@@ -1,0 +1,236 @@
+using System.Buffers.Binary;
+
+namespace Diagnostics.Server.Persistence;
+
+/// <summary>
+/// Lists, sets, hashes and sorted sets, in every encoding Redis 2.x to 7.4 writes: plain element
+/// sequences, and blobs in the packed encodings (listpack, ziplist, intset, zipmap, quicklist
+/// nodes). Each element reaches the visitor as bytes, integers as the decimal text Redis replies.
+/// </summary>
+public sealed partial class RdbReader
+{
+    private const byte TypeList = 1;
+    private const byte TypeSet = 2;
+    private const byte TypeSortedSet = 3;
+    private const byte TypeHash = 4;
+    private const byte TypeSortedSet2 = 5;
+    private const byte TypeHashZipmap = 9;
+    private const byte TypeListZiplist = 10;
+    private const byte TypeSetIntset = 11;
+    private const byte TypeSortedSetZiplist = 12;
+    private const byte TypeHashZiplist = 13;
+    private const byte TypeListQuicklist = 14;
+    private const byte TypeHashListpack = 16;
+    private const byte TypeSortedSetListpack = 17;
+    private const byte TypeListQuicklist2 = 18;
+    private const byte TypeSetListpack = 20;
+
+    // Quicklist 2 nodes: one element stored as is, or a listpack of several.
+    private const ulong QuicklistNodePlain = 1;
+    private const ulong QuicklistNodePacked = 2;
+
+    private readonly GrowableBuffer _second = new();   // a hash value or score text read after its field
+
+    private static bool IsCollectionType(byte type) => type is TypeList or TypeSet or TypeSortedSet or TypeHash or TypeSortedSet2
+        or TypeHashZipmap or TypeListZiplist or TypeSetIntset or TypeSortedSetZiplist or TypeHashZiplist or TypeListQuicklist
+        or TypeHashListpack or TypeSortedSetListpack or TypeListQuicklist2 or TypeSetListpack;
+
+    /// <summary>Reads the key and value of a collection type; the type byte is already read.</summary>
+    private void ReadCollection(byte type, IRdbVisitor visitor, long expireAtUnixMs)
+    {
+        _reading = "a key";
+        ReadString(_key);
+        string what = ValueTypeName(type);
+        _reading = $"the {what} value of key '{Printable(_key.Span)}'";
+        switch (type)
+        {
+            case TypeList:
+            case TypeSet:
+                {
+                    var kind = type == TypeList ? RdbCollection.List : RdbCollection.Set;
+                    long count = ReadCount();
+                    visitor.BeginCollection(kind, _key.Span, expireAtUnixMs, count);
+                    for (long i = 0; i < count; i++)
+                    {
+                        ReadString(_value);
+                        if (kind == RdbCollection.List)
+                            visitor.ListElement(_value.Span);
+                        else
+                            visitor.SetMember(_value.Span);
+                    }
+                    break;
+                }
+            case TypeHash:
+                {
+                    long count = ReadCount();
+                    visitor.BeginCollection(RdbCollection.Hash, _key.Span, expireAtUnixMs, count);
+                    for (long i = 0; i < count; i++)
+                    {
+                        ReadString(_value);
+                        ReadString(_second);
+                        visitor.HashField(_value.Span, _second.Span);
+                    }
+                    break;
+                }
+            case TypeSortedSet:
+            case TypeSortedSet2:
+                {
+                    long count = ReadCount();
+                    visitor.BeginCollection(RdbCollection.SortedSet, _key.Span, expireAtUnixMs, count);
+                    for (long i = 0; i < count; i++)
+                    {
+                        ReadString(_value);
+                        long at = Offset;
+                        double score = type == TypeSortedSet2 ? ReadBinaryScore() : ReadTextScore();
+                        if (double.IsNaN(score))
+                            throw new RdbFormatException($"a NaN score while reading {_reading}", at);
+                        visitor.SortedSetMember(_value.Span, score);
+                    }
+                    break;
+                }
+            case TypeListQuicklist:
+            case TypeListQuicklist2:
+                {
+                    long nodes = ReadCount();
+                    visitor.BeginCollection(RdbCollection.List, _key.Span, expireAtUnixMs, 0);
+                    for (long i = 0; i < nodes; i++)
+                    {
+                        ulong container = type == TypeListQuicklist ? QuicklistNodePacked : ReadPlainLength();
+                        long at = Offset;
+                        ReadString(_value);
+                        if (container == QuicklistNodePlain)
+                            visitor.ListElement(_value.Span);
+                        else if (container == QuicklistNodePacked)
+                            Unpack(type == TypeListQuicklist ? PackedFormat.Ziplist : PackedFormat.Listpack, RdbCollection.List, visitor, at);
+                        else
+                            throw new RdbFormatException($"unknown quicklist node container {container} while reading {_reading}", at);
+                    }
+                    break;
+                }
+            default:
+                {
+                    long at = Offset;
+                    ReadString(_value);
+                    var (format, kind) = type switch
+                    {
+                        TypeHashZipmap => (PackedFormat.Zipmap, RdbCollection.Hash),
+                        TypeListZiplist => (PackedFormat.Ziplist, RdbCollection.List),
+                        TypeSetIntset => (PackedFormat.Intset, RdbCollection.Set),
+                        TypeSortedSetZiplist => (PackedFormat.Ziplist, RdbCollection.SortedSet),
+                        TypeHashZiplist => (PackedFormat.Ziplist, RdbCollection.Hash),
+                        TypeHashListpack => (PackedFormat.Listpack, RdbCollection.Hash),
+                        TypeSortedSetListpack => (PackedFormat.Listpack, RdbCollection.SortedSet),
+                        _ => (PackedFormat.Listpack, RdbCollection.Set),
+                    };
+                    visitor.BeginCollection(kind, _key.Span, expireAtUnixMs, 0);
+                    Unpack(format, kind, visitor, at);
+                    break;
+                }
+        }
+        visitor.EndCollection();
+    }
+
+    private enum PackedFormat { Listpack, Ziplist, Intset, Zipmap }
+
+    /// <summary>Hands the elements of the packed blob in <see cref="_value"/> to the visitor.</summary>
+    private void Unpack(PackedFormat format, RdbCollection kind, IRdbVisitor visitor, long blobOffset)
+    {
+        Span<byte> first = stackalloc byte[24];
+        Span<byte> second = stackalloc byte[24];
+        try
+        {
+            ReadOnlySpan<byte> blob = _value.Span;
+            switch (format)
+            {
+                case PackedFormat.Intset:
+                    var intset = new Intset(blob);
+                    while (intset.Next(out long member))
+                        visitor.SetMember(new PackedElement(member).AsBytes(first));
+                    return;
+                case PackedFormat.Zipmap:
+                    var zipmap = new Zipmap(blob);
+                    while (zipmap.Next(out var field, out var value))
+                        visitor.HashField(field, value);
+                    return;
+            }
+            var listpack = format == PackedFormat.Listpack ? new Listpack(blob) : default;
+            var ziplist = format == PackedFormat.Ziplist ? new Ziplist(blob) : default;
+            while (true)
+            {
+                if (!(format == PackedFormat.Listpack ? listpack.Next(out var element) : ziplist.Next(out element)))
+                    return;
+                ReadOnlySpan<byte> bytes = element.AsBytes(first);
+                switch (kind)
+                {
+                    case RdbCollection.List:
+                        visitor.ListElement(bytes);
+                        continue;
+                    case RdbCollection.Set:
+                        visitor.SetMember(bytes);
+                        continue;
+                }
+                // Hashes and sorted sets alternate: field then value, member then score.
+                if (!(format == PackedFormat.Listpack ? listpack.Next(out var pair) : ziplist.Next(out pair)))
+                    throw new InvalidDataException($"an odd number of elements: {bytes.Length}-byte '{Printable(bytes)}' has no {(kind == RdbCollection.Hash ? "value" : "score")}");
+                if (kind == RdbCollection.Hash)
+                {
+                    visitor.HashField(bytes, pair.AsBytes(second));
+                    continue;
+                }
+                double score = pair.IsInteger ? pair.Integer : ParseScore(pair.AsBytes(second));
+                visitor.SortedSetMember(bytes, score);
+            }
+        }
+        catch (InvalidDataException ex)
+        {
+            throw new RdbFormatException($"corrupt {format.ToString().ToLowerInvariant()} while reading {_reading}: {ex.Message}", blobOffset);
+        }
+    }
+
+    private long ReadCount()
+    {
+        long at = Offset;
+        ulong count = ReadPlainLength();
+        if (count > int.MaxValue)
+            throw new RdbFormatException($"{count} elements while reading {_reading} is beyond what this server can hold", at);
+        return (long)count;
+    }
+
+    /// <summary>A score of RDB type 5 onwards: 8 bytes, little-endian IEEE 754.</summary>
+    private double ReadBinaryScore()
+    {
+        Fill(8);
+        double score = BinaryPrimitives.ReadDoubleLittleEndian(_buffer.AsSpan(_pos, 8));
+        _pos += 8;
+        return score;
+    }
+
+    /// <summary>A score of RDB type 3: a length byte then that much text; 253, 254 and 255 mean nan, inf and -inf.</summary>
+    private double ReadTextScore()
+    {
+        long at = Offset;
+        byte length = ReadByte();
+        switch (length)
+        {
+            case 253: return double.NaN;
+            case 254: return double.PositiveInfinity;
+            case 255: return double.NegativeInfinity;
+        }
+        ReadBytes(_second.Reserve(length));
+        try
+        {
+            return ParseScore(_second.Span);
+        }
+        catch (InvalidDataException ex)
+        {
+            throw new RdbFormatException($"{ex.Message} while reading {_reading}", at);
+        }
+    }
+
+    private static double ParseScore(ReadOnlySpan<byte> text)
+    {
+        if (!Protocol.NumberFormat.TryParseDouble(text, out double score) || double.IsNaN(score))
+            throw new InvalidDataException($"score '{Printable(text)}' is not a number");
+        return score;
+    }
+}
