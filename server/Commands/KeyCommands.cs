@@ -221,6 +221,9 @@ public static unsafe class KeyCommands
         }
         Entry** slot = sourceDb.Keys.FindSlot(key, hash);
         targetDb.Add(sourceDb.Detach(slot));
+        // The key appears in the target database: who watches it there sees a change, as in
+        // Redis (the source database's watchers are touched like any written key's).
+        targetDb.Watched?.Touch(key);
         PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.Generic, "move_from"u8, key, c.Client.DatabaseIndex);
         PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.Generic, "move_to"u8, key, targetIndex);
         c.Reply.Integer(1);

@@ -252,6 +252,8 @@ public static unsafe partial class SortedSetCommands
         }
         if (added + changed == 0)
             c.LogNothing();
+        else
+            TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.SortedSet, incr ? "zincr"u8 : "zadd"u8, c.Arg(1));
         TypedKeys.DeleteIfEmpty(ref c, c.Arg(1), e);
         if (incr)
         {

@@ -5,7 +5,8 @@ namespace Diagnostics.Server.PubSub;
 /// <summary>
 /// The keyspace event each write command publishes for the keys it changed, with Redis's names
 /// and classes. Commands that publish events of their own (DEL for the keys really deleted,
-/// RENAME's rename_from/rename_to, the moves, the multi-key pops) are not listed here.
+/// RENAME's rename_from/rename_to, the moves, the multi-key pops, ZADD's zadd or zincr) are not
+/// listed here.
 /// </summary>
 public static class CommandEvents
 {
@@ -27,7 +28,7 @@ public static class CommandEvents
         ("hdel", KeyspaceEventTypes.Hash, "hdel"), ("hincrby", KeyspaceEventTypes.Hash, "hincrby"), ("hincrbyfloat", KeyspaceEventTypes.Hash, "hincrbyfloat"),
         ("sadd", KeyspaceEventTypes.Set, "sadd"), ("srem", KeyspaceEventTypes.Set, "srem"), ("spop", KeyspaceEventTypes.Set, "spop"),
         ("sinterstore", KeyspaceEventTypes.Set, "sinterstore"), ("sunionstore", KeyspaceEventTypes.Set, "sunionstore"), ("sdiffstore", KeyspaceEventTypes.Set, "sdiffstore"),
-        ("zadd", KeyspaceEventTypes.SortedSet, "zadd"), ("zincrby", KeyspaceEventTypes.SortedSet, "zincr"), ("zrem", KeyspaceEventTypes.SortedSet, "zrem"),
+        ("zincrby", KeyspaceEventTypes.SortedSet, "zincr"), ("zrem", KeyspaceEventTypes.SortedSet, "zrem"),
         ("zremrangebyrank", KeyspaceEventTypes.SortedSet, "zremrangebyrank"), ("zremrangebyscore", KeyspaceEventTypes.SortedSet, "zremrangebyscore"),
         ("zremrangebylex", KeyspaceEventTypes.SortedSet, "zremrangebylex"), ("zpopmin", KeyspaceEventTypes.SortedSet, "zpopmin"),
         ("zpopmax", KeyspaceEventTypes.SortedSet, "zpopmax"), ("zunionstore", KeyspaceEventTypes.SortedSet, "zunionstore"),

@@ -195,6 +195,7 @@ public sealed class PubSubTests
             ["RPUSH", "l", "x", "y"], ["LPOP", "l"], ["RPOP", "l"], ["LPUSH", "l", "q"], ["LMOVE", "l", "l2", "LEFT", "RIGHT"],
             ["RPOPLPUSH", "l2", "l3"], ["HSET", "h", "f", "v"], ["HINCRBY", "h", "n", "1"], ["HDEL", "h", "f", "n"],
             ["SADD", "s", "a", "b"], ["SMOVE", "s", "t", "a"], ["SPOP", "s"], ["ZADD", "z", "1", "a", "2", "b"], ["ZINCRBY", "z", "1", "a"],
+            ["ZADD", "z", "INCR", "5", "b"], ["ZADD", "z", "NX", "9", "a"],
             ["ZPOPMIN", "z"], ["ZREM", "z", "a"], ["ZREM", "z", "b"], ["RENAME", "t", "t2"], ["EXPIRE", "t2", "100"], ["PERSIST", "t2"],
             ["COPY", "t2", "t3"], ["MOVE", "t3", "1"], ["LMPOP", "1", "l3", "LEFT"], ["SINTERSTORE", "si", "t2", "t2"],
             ["ZADD", "zz", "1", "m"], ["ZMPOP", "1", "zz", "MIN"], ["GETDEL", "n"], ["SET", "gone", "v", "PX", "1"],

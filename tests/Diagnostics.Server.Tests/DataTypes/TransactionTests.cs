@@ -115,6 +115,32 @@ public sealed class TransactionTests
         Assert.True(Transaction(c, ["GET", "f:k"]).IsNull);
     }
 
+    [Fact]
+    public void MoveInvalidatesWatchesInBothDatabases()
+    {
+        using var server = ServerProcess.Start();
+        using var c = server.Connect();
+        using var other = server.Connect();
+        // Watched in the target database, where the key arrives.
+        RespAssert.Ok(c.Call("SELECT", "1"));
+        RespAssert.Ok(c.Call("WATCH", "m:k"));
+        RespAssert.Ok(other.Call("SET", "m:k", "v"));
+        RespAssert.Integer(1, other.Call("MOVE", "m:k", "1"));
+        Assert.True(Transaction(c, ["GET", "m:k"]).IsNull);
+
+        // Watched in the source database, where it leaves.
+        RespAssert.Ok(c.Call("SELECT", "0"));
+        RespAssert.Ok(other.Call("SET", "m:k2", "v"));
+        RespAssert.Ok(c.Call("WATCH", "m:k2"));
+        RespAssert.Integer(1, other.Call("MOVE", "m:k2", "1"));
+        Assert.True(Transaction(c, ["GET", "m:k2"]).IsNull);
+
+        // A MOVE that moves nothing leaves the watch alone.
+        RespAssert.Ok(c.Call("WATCH", "m:absent"));
+        RespAssert.Integer(0, other.Call("MOVE", "m:absent", "1"));
+        Assert.Single(Transaction(c, ["GET", "m:absent"]).Array);
+    }
+
     [Theory]
     [InlineData("inline")]
     [InlineData("executor")]
