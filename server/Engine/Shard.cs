@@ -13,9 +13,15 @@ namespace Diagnostics.Server.Engine;
 /// </summary>
 public sealed class Shard : IThreadPoolWorkItem, IDisposable
 {
-    // A holder runs at most this many handed-off works per turn, so its own sockets wait at most
-    // that long; what is left goes to the thread pool.
+    // A holder runs, and then wakes the owners of, at most this many handed-off works per turn, so
+    // its own sockets wait at most that long; what is left goes to the thread pool.
     private const int MaxHandOffsPerTurn = 256;
+    // ... and stops once their owners hold this many reply bytes unsent: each sends only when woken,
+    // so a turn of 50 LRANGE_600 pipelines would hold 235 MB of replies at once.
+    private const long MaxHandOffOutputPerTurn = 4 * 1024 * 1024;
+    // About two microseconds of spinning before a hand-off (TryEnterAfterShortSpin).
+    private const int ShortSpinRounds = 8;
+    private const int ShortSpinIterations = 16;
     // Handed-off works this thread ran and is waking the owners of (see Complete).
     [ThreadStatic] private static ShardWork? t_wakeHead;
     [ThreadStatic] private static ShardWork? t_wakeTail;
@@ -71,15 +77,15 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
 
     /// <summary>
     /// Inline mode: runs <paramref name="work"/> here and now when the shard is free (true).
-    /// When another thread holds it, hands the work over and returns false at once: the holder
-    /// runs it before letting the shard go and then calls <see cref="ShardWork.HandOffCompleted"/>.
-    /// So a hot shard is worked by one thread at a time without the others blocking, spinning or
-    /// being woken for it: on a single hot key at pipeline 30, contended locks cost context
-    /// switches in the thousands per second. The caller must hold no shard.
+    /// When another thread holds it past a short spin, hands the work over and returns false: the
+    /// holder runs it before letting the shard go and then calls <see cref="ShardWork.HandOffCompleted"/>.
+    /// So a hot shard is worked by one thread at a time without the others blocking or being
+    /// woken for it: on a single hot key at pipeline 30, contended locks cost context switches in
+    /// the thousands per second. The caller must hold no shard.
     /// </summary>
     public bool RunOrHandOff(ShardWork work)
     {
-        if (!_inlineGate.TryEnter())
+        if (!_inlineGate.TryEnter() && !TryEnterAfterShortSpin())
         {
             _handOffs.Enqueue(work);
             // The holder may have looked for handed-off work before this one arrived: if it has
@@ -94,19 +100,41 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
         finally
         {
             // Even when this work threw: what was handed over must run and its owners wake.
-            ShardWork? ran;
-            try
-            {
-                ran = RunHandOffs();
-            }
-            finally
-            {
-                _inlineGate.Exit();
-            }
-            Complete(ran);
+            RunHandOffsAndLetGo();
             TakeOverHandOffs();
         }
         return true;
+    }
+
+    /// <summary>
+    /// One command holds a shard for a microsecond or two: a short spin (no yield, no sleep) often
+    /// gets it, and then this connection sends its own reply on its own thread instead of adding
+    /// the send to the holder's turn, which at pipeline 1 is most of a command's cost.
+    /// </summary>
+    private bool TryEnterAfterShortSpin()
+    {
+        for (int i = 0; i < ShortSpinRounds; i++)
+        {
+            Thread.SpinWait(ShortSpinIterations);
+            if (_inlineGate.TryEnter())
+                return true;
+        }
+        return false;
+    }
+
+    /// <summary>Holding the shard: runs what was handed over, lets the shard go, wakes the owners.</summary>
+    private void RunHandOffsAndLetGo()
+    {
+        ShardWork? ran;
+        try
+        {
+            ran = RunHandOffs();
+        }
+        finally
+        {
+            _inlineGate.Exit();
+        }
+        Complete(ran);
     }
 
     /// <summary>Takes the shard's lock for a coordinated multi-shard command (inline mode only).</summary>
@@ -153,7 +181,8 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
     private ShardWork? RunHandOffs()
     {
         ShardWork? first = null, last = null;
-        for (int n = 0; n < MaxHandOffsPerTurn && _handOffs.TryDequeue(out var work); n++)
+        long output = 0;
+        for (int n = 0; n < MaxHandOffsPerTurn && output < MaxHandOffOutputPerTurn && _handOffs.TryDequeue(out var work); n++)
         {
             try
             {
@@ -163,6 +192,7 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
             {
                 work.HandOffFailure = ex; // its owner's to see, as if it had run the work itself
             }
+            output += work.PendingOutputBytes;
             if (last is null)
                 first = work;
             else
@@ -192,9 +222,10 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
         if (t_waking)
             return; // inside a continuation: the loop further up this stack gets to it
         t_waking = true;
+        int woken = 0;
         try
         {
-            while (t_wakeHead is { } work)
+            while (t_wakeHead is { } work && woken++ < MaxHandOffsPerTurn)
             {
                 // Unlink first: the owner may hand the same work over again at once.
                 t_wakeHead = work.NextRan;
@@ -209,8 +240,9 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
         finally
         {
             t_waking = false;
-            // Only if a continuation threw (async methods keep their exceptions, so they do not):
-            // the owners still waiting must wake all the same, on pool threads.
+            // Past the turn's bound, so this thread gets back to its own sockets (or, which does
+            // not happen as async methods keep their exceptions, after a continuation threw):
+            // the owners still waiting wake on pool threads.
             while (t_wakeHead is { } work)
             {
                 t_wakeHead = work.NextRan;
@@ -232,16 +264,7 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
         {
             if (_handOffs.IsEmpty || !_inlineGate.TryEnter())
                 return; // nothing left, or the holder will look again when it lets go
-            ShardWork? ran;
-            try
-            {
-                ran = RunHandOffs();
-            }
-            finally
-            {
-                _inlineGate.Exit();
-            }
-            Complete(ran);
+            RunHandOffsAndLetGo();
         }
         if (!_handOffs.IsEmpty)
             ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);

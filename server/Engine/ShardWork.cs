@@ -14,6 +14,9 @@ public abstract class ShardWork
     public virtual void HandOffCompleted(Exception? failure, bool continueHere)
         => throw new InvalidOperationException($"{GetType().Name} cannot be handed off");
 
+    /// <summary>Reply bytes the work's owner has waiting to be sent, so a holder can bound how much it makes others hold at once.</summary>
+    public virtual long PendingOutputBytes => 0;
+
     /// <summary>The next work in a holder's list of handed-off work it ran; only that holder touches it.</summary>
     internal ShardWork? NextRan;
     /// <summary>What the work threw when a holder ran it for its owner.</summary>

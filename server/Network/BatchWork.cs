@@ -43,6 +43,8 @@ internal sealed class BatchWork(ClientConnection client) : ShardWork, IValueTask
         }
     }
 
+    public override long PendingOutputBytes => client.Reply.PendingBytes;
+
     public override void HandOffCompleted(Exception? failure, bool continueHere)
     {
         _completion.RunContinuationsAsynchronously = !continueHere;
