@@ -6,6 +6,10 @@ namespace Diagnostics.Doctor.Rules;
 public sealed class GcPauseRule : IDoctorRule
 {
     private const double WarnMillisPerSecond = 20;
+    private const double WarnWorstMillis = 200;
+    // An average over a few seconds is one pause: a server seconds old (the start-up collection
+    // on a busy machine) would be judged on it. Below this many samples only a long pause counts.
+    private const int MinSamplesForAverage = 10;
 
     public string Id => "gc-pauses";
     public string Area => "runtime";
@@ -22,7 +26,8 @@ public sealed class GcPauseRule : IDoctorRule
             worst = Math.Max(worst, value);
         }
         double average = sum / recent.Length;
-        if (average < WarnMillisPerSecond && worst < 200)
+        bool sustained = recent.Length >= MinSamplesForAverage && average >= WarnMillisPerSecond;
+        if (!sustained && worst < WarnWorstMillis)
             yield break;
         yield return new Finding
         {
