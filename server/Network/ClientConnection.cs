@@ -181,7 +181,7 @@ public sealed partial class ClientConnection : IDisposable
                     NetInputBytes += fresh;
                     _server.Stats.NetInput(fresh);
                     ThreadCounters.Current.NetInputBytes += fresh;
-                    LastInteractionMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+                    LastInteractionMs = WallClock.CoarseUnixMs();
                 }
 
                 string? protocolError = null;
@@ -306,7 +306,7 @@ public sealed partial class ClientConnection : IDisposable
             _server.Stats.NetOutput(written);
             ThreadCounters.Current.NetOutputBytes += written;
             // Sending counts as activity, as in Redis: a client reading a long reply is not idle.
-            LastInteractionMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+            LastInteractionMs = WallClock.CoarseUnixMs();
             _outputGuard.BeforeFlush();
         }
         await output.FlushAsync();
@@ -775,7 +775,7 @@ public sealed partial class ClientConnection : IDisposable
         LastCommand = spec;
         long started = Stopwatch.GetTimestamp();
         int database = DatabaseIndex;
-        var context = new CommandContext(_server, this, _server.Keyspace, args, spec, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
+        var context = new CommandContext(_server, this, _server.Keyspace, args, spec, WallClock.UnixMs(started),
             records: spec.IsWrite ? logged : null);
         counters.InFlight.Begin(spec.FullName, Id, database, started);
         try
