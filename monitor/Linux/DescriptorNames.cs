@@ -27,6 +27,29 @@ public sealed class DescriptorNames(int pid, TargetTable targets)
         if (_byDescriptor.TryGetValue(fd, out var named) && (named.RetryAt == 0 || now < named.RetryAt))
             return named.Target;
         var (name, kind, complete) = Describe(fd);
+        return Remember(fd, name, kind, complete, now);
+    }
+
+    /// <summary>
+    /// Names a descriptor an open just made. Events reach the monitor after the fact, so the
+    /// server may have closed it already and reused its number: a file that a sampler read and
+    /// closed, its number then taken by an accepted connection, would read as that connection and
+    /// lend it the file's bytes. A socket or pipe where a file was opened, or anything but a socket
+    /// where a connection was accepted, is that case: the descriptor is named closed, and its next
+    /// open names the number afresh.
+    /// </summary>
+    public int ResolveOpened(long fd, bool socketExpected)
+    {
+        _byDescriptor.Remove(fd);
+        var (name, kind, complete) = Describe(fd);
+        bool stale = socketExpected ? kind != TargetKind.Socket : kind is TargetKind.Socket or TargetKind.Pipe;
+        if (stale)
+            (name, kind, complete) = ($"fd {fd} (closed)", TargetKind.Other, true);
+        return Remember(fd, name, kind, complete, System.Diagnostics.Stopwatch.GetTimestamp());
+    }
+
+    private int Remember(long fd, string name, TargetKind kind, bool complete, long now)
+    {
         int id = targets.Intern(name, kind);
         _byDescriptor[fd] = new Named(id, complete ? 0 : now + RetryTicks);
         return id;

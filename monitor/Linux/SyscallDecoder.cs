@@ -93,15 +93,20 @@ public sealed class SyscallDecoder
 
     private void Complete(int tid, byte call, long fd, long enterTime, long result, long exitTime)
     {
-        var operation = TracedSyscall.All[call].Operation;
+        var syscall = TracedSyscall.All[call];
+        var operation = syscall.Operation;
+        int target;
         if (operation == IoOperation.Open)
         {
             if (result < 0)
                 return;
             fd = result;
-            _names.Forget(fd);
+            target = _names.ResolveOpened(fd, syscall.OpensSocket);
         }
-        int target = _names.Resolve(fd);
+        else
+        {
+            target = _names.Resolve(fd);
+        }
         if (_aggregator.Targets[target].Kind == TargetKind.Socket)
             operation = operation switch { IoOperation.Read => IoOperation.Receive, IoOperation.Write => IoOperation.Send, _ => operation };
         _aggregator.Add(new IoEvent(enterTime / 1000 + _wallOffsetMicros, tid, target, operation, call, result, exitTime - enterTime));

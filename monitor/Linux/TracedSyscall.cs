@@ -5,6 +5,9 @@ namespace Diagnostics.Monitor.Linux;
 /// <summary>A system call the monitor traces, and the operation it counts as.</summary>
 public readonly record struct TracedSyscall(string Name, IoOperation Operation)
 {
+    /// <summary>An open that makes a socket (accept), not a file (openat): what its descriptor must be when it is named.</summary>
+    public bool OpensSocket => Name.StartsWith("accept", StringComparison.Ordinal);
+
     /// <summary>
     /// Every call through which the server moves bytes, syncs, or opens and closes descriptors:
     /// the read and write family (files, and sockets or pipes written that way), the socket

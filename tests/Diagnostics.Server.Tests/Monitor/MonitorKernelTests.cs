@@ -32,7 +32,7 @@ public sealed class MonitorKernelTests
 
         MonitorReport report = null!;
         Poll.Until(() => KernelWrites(report = MonitorProbe.Report(api), dir.AppendDirectory) == growth,
-            $"the kernel's writes on the AOF to add up to its growth of {growth} bytes (last seen {KernelWrites(report, dir.AppendDirectory)}):\n{monitor.Output}", 15_000);
+            () => $"the kernel's writes on the AOF to add up to its growth of {growth} bytes (last seen {KernelWrites(report, dir.AppendDirectory)}):\n{monitor.Output}\n{MonitorProbe.Describe(report)}", 15_000);
         long fsyncs = 0;
         foreach (var row in report.ByTarget)
             if (row.Operation == "fsync" && row.Target.StartsWith(dir.AppendDirectory, StringComparison.Ordinal))
@@ -67,7 +67,7 @@ public sealed class MonitorKernelTests
 
         (long Received, long Sent) seen = default;
         Poll.Until(() => (seen = SocketBytes(MonitorProbe.Report(api), target)) == (netIn, netOut),
-            $"the kernel's receive and send bytes on {target} to equal the server's tot-net-in {netIn} and tot-net-out {netOut} (last seen {seen}):\n{monitor.Output}\n{MonitorProbe.Describe(MonitorProbe.Report(api))}", 15_000);
+            () => $"the kernel's receive and send bytes on {target} to equal the server's tot-net-in {netIn} and tot-net-out {netOut} (last seen {seen}):\n{monitor.Output}\n{MonitorProbe.Describe(MonitorProbe.Report(api))}", 15_000);
     }
 
     [Fact]
