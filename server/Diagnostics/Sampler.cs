@@ -46,11 +46,21 @@ public sealed class Sampler : IDisposable
 
     private void Run()
     {
+        long lastBoundary = 0;
         while (true)
         {
-            // On the second boundary, so samples of different servers (and the kernel monitor's) line up.
+            // On the second boundary, so samples of different servers (and the kernel monitor's) line
+            // up. A sample is stamped with its boundary, not the time it took to finish (a loaded
+            // machine made two samples 45 ms apart); a wait that ended a little early must not
+            // stamp the same boundary twice.
             long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
             int wait = IntervalMillis - (int)(now % IntervalMillis);
+            long boundary = now + wait;
+            if (boundary == lastBoundary)
+            {
+                boundary = lastBoundary + IntervalMillis;
+                wait = (int)(boundary - now);
+            }
             if (_stopping.Wait(wait))
                 return;
             if (!Enabled)
@@ -58,11 +68,12 @@ public sealed class Sampler : IDisposable
                 _lastTimestamp = 0;
                 continue;
             }
+            lastBoundary = boundary;
             var row = ThreadCounters.Current;
             row.InFlight.Begin("diagnostics sample");
             try
             {
-                SampleOnce();
+                SampleOnce(boundary);
             }
             catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or InvalidOperationException)
             {
@@ -75,8 +86,8 @@ public sealed class Sampler : IDisposable
         }
     }
 
-    /// <summary>Takes one sample now (the sampler thread, or a test).</summary>
-    public void SampleOnce()
+    /// <summary>Takes one sample now (the sampler thread, or a test), stamped <paramref name="atUnixMs"/> (default: when it ends).</summary>
+    public void SampleOnce(long? atUnixMs = null)
     {
         long started = Stopwatch.GetTimestamp();
         double elapsed = _lastTimestamp == 0 ? 0 : Stopwatch.GetElapsedTime(_lastTimestamp, started).TotalSeconds;
@@ -89,7 +100,7 @@ public sealed class Sampler : IDisposable
             source(_writer);
 
         var threads = SampleThreads(elapsed);
-        History.Append(DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(), _writer.Figures, threads);
+        History.Append(atUnixMs ?? DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(), _writer.Figures, threads);
         LastSampleMicros = (long)Stopwatch.GetElapsedTime(started).TotalMicroseconds;
         Sampled?.Invoke(DateTimeOffset.UtcNow.ToUnixTimeMilliseconds());
     }
