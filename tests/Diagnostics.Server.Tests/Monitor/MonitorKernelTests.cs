@@ -67,7 +67,7 @@ public sealed class MonitorKernelTests
 
         (long Received, long Sent) seen = default;
         Poll.Until(() => (seen = SocketBytes(MonitorProbe.Report(api), target)) == (netIn, netOut),
-            () => $"the kernel's receive and send bytes on {target} to equal the server's tot-net-in {netIn} and tot-net-out {netOut} (last seen {seen}):\n{monitor.Output}\n{MonitorProbe.Describe(MonitorProbe.Report(api))}", 15_000);
+            () => $"the kernel's receive and send bytes on {target} to equal the server's tot-net-in {netIn} and tot-net-out {netOut} (last seen {seen}):\n{monitor.Output}\n{MonitorProbe.Describe(MonitorProbe.Report(api))}\nits latest events:\n{string.Join('\n', MonitorProbe.Report(api).RecentEvents.Where(e => e.Target == target))}", 15_000);
     }
 
     [Fact]
