@@ -6,7 +6,7 @@ namespace Diagnostics.Monitor.Linux;
 public readonly record struct TracedSyscall(string Name, IoOperation Operation)
 {
     /// <summary>An open that makes a socket (accept), not a file (openat): what its descriptor must be when it is named.</summary>
-    public bool OpensSocket => Name.StartsWith("accept", StringComparison.Ordinal);
+    public bool OpensSocket { get; } = Name.StartsWith("accept", StringComparison.Ordinal);
 
     /// <summary>
     /// Every call through which the server moves bytes, syncs, or opens and closes descriptors:

@@ -19,7 +19,8 @@ public static class WallClock
     private static readonly long s_timestampsPerTick = Math.Max(1, Stopwatch.Frequency / TimeSpan.TicksPerSecond);
 
     private static long s_calibratedAt;
-    private static long s_offsetTicks;
+    // Unix time in 100 ns ticks, less the timestamp in the same unit.
+    private static long s_unixOffsetTicks;
     private static long s_coarseCalibratedAt;
     private static long s_coarseOffsetMs;
 
@@ -29,7 +30,7 @@ public static class WallClock
     {
         if (timestamp - Volatile.Read(ref s_calibratedAt) > s_recalibrateAfter)
             Calibrate();
-        return (timestamp / s_timestampsPerTick + Volatile.Read(ref s_offsetTicks) - DateTime.UnixEpoch.Ticks) / TimeSpan.TicksPerMillisecond;
+        return (timestamp / s_timestampsPerTick + Volatile.Read(ref s_unixOffsetTicks)) / TimeSpan.TicksPerMillisecond;
     }
 
     public static long CoarseUnixMs()
@@ -44,9 +45,9 @@ public static class WallClock
     {
         long timestamp = Stopwatch.GetTimestamp();
         long coarse = Environment.TickCount64;
-        long utcTicks = DateTime.UtcNow.Ticks;
-        Volatile.Write(ref s_offsetTicks, utcTicks - timestamp / s_timestampsPerTick);
-        Volatile.Write(ref s_coarseOffsetMs, (utcTicks - DateTime.UnixEpoch.Ticks) / TimeSpan.TicksPerMillisecond - coarse);
+        long unixTicks = DateTime.UtcNow.Ticks - DateTime.UnixEpoch.Ticks;
+        Volatile.Write(ref s_unixOffsetTicks, unixTicks - timestamp / s_timestampsPerTick);
+        Volatile.Write(ref s_coarseOffsetMs, unixTicks / TimeSpan.TicksPerMillisecond - coarse);
         Volatile.Write(ref s_calibratedAt, timestamp);
         Volatile.Write(ref s_coarseCalibratedAt, coarse);
     }

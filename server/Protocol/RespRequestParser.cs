@@ -27,8 +27,6 @@ public static class RespRequestParser
         if (!reader.TryPeek(out byte first))
             return ParseStatus.Incomplete;
 
-        var start = reader;
-        var mark = batch.Save();
         if (first == (byte)'*')
         {
             if (TryParseWithinSpan(reader.UnreadSpan, batch, limits, authenticated, out int consumed))
@@ -38,6 +36,8 @@ public static class RespRequestParser
             }
             return ParseMultibulk(ref reader, batch, limits, authenticated, out error);
         }
+        var start = reader;
+        var mark = batch.Save();
         ParseStatus status = ParseInline(ref reader, batch, out error);
         if (status == ParseStatus.Incomplete)
         {

@@ -51,7 +51,7 @@ public sealed class DataTypeMemoryTests
 
         RespAssert.Integer(1, observer.Call("DEL", "mem:" + type));
         Poll.Until(() => UsedMemory(observer) - baseline < 16 * 1024,
-            $"{type}: used_memory back within 16 KB of its baseline {baseline} after DEL (now {UsedMemory(observer)})");
+            () => $"{type}: used_memory back within 16 KB of its baseline {baseline} after DEL (now {UsedMemory(observer)})");
     }
 
     [Theory]
