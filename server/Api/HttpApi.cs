@@ -14,9 +14,6 @@ namespace Diagnostics.Server.Api;
 /// </summary>
 public static class HttpApi
 {
-    /// <summary>What a secret's value reads as wherever configuration leaves the server.</summary>
-    public const string Redacted = "(redacted)";
-
     public static void MapServerApi(this WebApplication app, DataServer server)
     {
         var api = app.MapGroup("/api");
@@ -108,10 +105,7 @@ public static class HttpApi
     {
         var result = new Dictionary<string, string>(StringComparer.Ordinal);
         foreach (var parameter in server.Config.Parameters)
-        {
-            string value = parameter.Get();
-            result[parameter.Name] = parameter.Secret && value.Length > 0 ? Redacted : value;
-        }
+            result[parameter.Name] = parameter.Shown();
         return result;
     }
 

@@ -19,8 +19,9 @@ public static class ConfigCommands
                 new CommandSpec("set", -4, f, 0, 0, 0, Set, g, "Sets configuration parameters in-flight.", "2.0.0", perParameter)
                 {
                     Arguments = [new("data", "block", Multiple: true, Children: [new("parameter", "string"), new("value", "string")])],
-                    // The value of a sensitive parameter (Redis 7's SENSITIVE_CONFIG): requirepass.
-                    Redact = (args, index) => index >= 3 && index % 2 == 1 && Protocol.NumberFormat.EqualsIgnoreCase(args[index - 1], "requirepass"u8),
+                    // The value of every secret setting, whether the command succeeds or not (Redis 7's SENSITIVE_CONFIG).
+                    Redact = (args, index, config) => index >= 3 && index % 2 == 1
+                        && config.Find(System.Text.Encoding.UTF8.GetString(args[index - 1]))?.Secret == true,
                 },
                 // Parks every shard so the per-database expiry counters are reset by their owner's rules.
                 new CommandSpec("resetstat", 2, (f & ~Connection) | AllShards, 0, 0, 0, ResetStat, g, "Resets the server's statistics.", "2.0.0"),
@@ -60,12 +61,12 @@ public static class ConfigCommands
         foreach (var (name, parameter) in matches)
         {
             c.Reply.Bulk(name);
-            c.Reply.Bulk(parameter.Get());
+            c.Reply.Bulk(parameter.ShownToClients());
         }
     }
 
     /// <summary>
-    /// Sets every pair or none: all names are checked first (unknown, immutable, repeated), then
+    /// Sets every pair or none: all names are checked first (unknown, immutable, protected, repeated), then
     /// values are applied in order and, if one is refused, those already applied are restored.
     /// </summary>
     private static void Set(ref CommandContext c)
@@ -87,6 +88,8 @@ public static class ConfigCommands
                 error = $"ERR Unknown option or number of arguments for CONFIG SET - '{name}'";
             else if (!parameter.Mutable)
                 error = Failed(name, "can't set immutable config");
+            else if (parameter.Protected && !ProtectedAction.Allowed(config.EnableProtectedConfigs, c.Client))
+                error = Failed(name, "can't set protected config");
             else if (Array.IndexOf(parameters, parameter, 0, i) >= 0)
                 error = Failed(name, "duplicate parameter");
             else

@@ -27,12 +27,12 @@ public static class ConnectionCommands
                 new("auth", "block", Optional: true, Token: "AUTH", Children: [new("username", "string"), new("password", "string")]),
                 new("clientname", "string", Optional: true, Token: "SETNAME")])],
             // The two words after AUTH: user name and password.
-            Redact = (args, index) => (index >= 2 && Protocol.NumberFormat.EqualsIgnoreCase(args[index - 1], "auth"u8))
+            Redact = (args, index, _) => (index >= 2 && Protocol.NumberFormat.EqualsIgnoreCase(args[index - 1], "auth"u8))
                 || (index >= 3 && Protocol.NumberFormat.EqualsIgnoreCase(args[index - 2], "auth"u8)),
         });
         table.Add(new CommandSpec("auth", -2, Connection | Fast | NoAuth | NoScript | Loading | Stale, 0, 0, 0, Auth, g,
             "Authenticates the connection.")
-        { Arguments = [new("username", "string", Optional: true), new("password", "string")], Redact = (_, index) => index >= 1 });
+        { Arguments = [new("username", "string", Optional: true), new("password", "string")], Redact = (_, index, _) => index >= 1 });
         table.Add(new CommandSpec("select", 2, Connection | Fast | Loading | Stale, 0, 0, 0, Select, g, "Changes the selected database.")
         { Arguments = [new("index", "integer")] });
         table.Add(new CommandSpec("quit", -1, Connection | Fast | NoAuth | Loading | Stale | TransactionControl | SubscribedContext, 0, 0, 0, Quit, g, "Closes the connection."));

@@ -1,6 +1,5 @@
 using Diagnostics.Server.DataTypes;
 using System.Globalization;
-using System.Net;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Network;
 using Diagnostics.Server.Protocol;
@@ -25,7 +24,7 @@ public static unsafe class DebugCommands
 
     private static void Debug(ref CommandContext c)
     {
-        if (!Allowed(c.Server.Config.EnableDebugCommand, c.Client))
+        if (!ProtectedAction.Allowed(c.Server.Config.EnableDebugCommand, c.Client))
         {
             c.Error(NotAllowedError);
             return;
@@ -54,19 +53,6 @@ public static unsafe class DebugCommands
             c.Error(error);
         else
             c.Reply.Ok();
-    }
-
-    /// <summary>"local" admits loopback clients only, as Redis's islocalClient.</summary>
-    public static bool Allowed(string setting, ClientConnection client)
-    {
-        if (setting == "yes")
-            return true;
-        if (setting != "local")
-            return false;
-        string address = client.Address;
-        int colon = address.LastIndexOf(':');
-        string host = (colon > 0 ? address[..colon] : address).Trim('[', ']');
-        return IPAddress.TryParse(host, out var ip) && IPAddress.IsLoopback(ip);
     }
 
     /// <summary>Blocks for the given seconds (fractions allowed; unparsable means 0, as Redis's strtod).</summary>

@@ -82,9 +82,13 @@ public static class ConfigLoader
             }
             string? problem = config.Set(name, string.Join(' ', words.Skip(1)), atStartup: true);
             if (problem is not null)
-                problems.Add($"{path}:{lineNumber}: '{line}': {problem}");
+                problems.Add($"{path}:{lineNumber}: '{Shown(config, name, line)}': {problem}");
         }
     }
+
+    /// <summary>A line as a problem report quotes it: a secret setting's value is not printed.</summary>
+    private static string Shown(ServerConfig config, string name, string line)
+        => config.Find(name) is { Secret: true } ? $"{name} {Redaction.Marker}" : line;
 
     /// <summary>Splits a configuration line with redis.conf's quoting ("..." with escapes, '...').</summary>
     public static List<string>? SplitLine(string line)

@@ -14,11 +14,31 @@ public sealed class ConfigParameter
 
     public string Name { get; }
     public IReadOnlyList<string> Aliases { get; }
+    /// <summary>The value itself, secret or not: for CONFIG REWRITE and for restoring it; see <see cref="Shown"/> to display it.</summary>
     public Func<string> Get { get; }
     /// <summary>Applies a value; returns null on success or the reason it was refused.</summary>
     public Func<string, string?> Set { get; }
     /// <summary>False for settings that only take effect at start (port, bind, databases).</summary>
     public bool Mutable { get; }
-    /// <summary>A password or key: redacted wherever configuration leaves the server (HTTP API, debug package).</summary>
-    public bool Secret { get; init; }
+
+    /// <summary>
+    /// Names a file or directory the server writes (Redis's PROTECTED_CONFIG): CONFIG SET refuses
+    /// it unless enable-protected-configs allows the client, so a client cannot make the server
+    /// create folders and files wherever its user may write.
+    /// </summary>
+    public bool Protected { get; init; }
+
+    public ConfigSecrecy Secrecy { get; init; }
+
+    /// <summary>A password or key: redacted wherever a command's arguments or the configuration are shown.</summary>
+    public bool Secret => Secrecy != ConfigSecrecy.Public;
+
+    /// <summary>The value as shown outside CONFIG GET (HTTP API, debug package, studio): a set secret is the marker, an unset one empty.</summary>
+    public string Shown() => Redacted(Get());
+
+    /// <summary>The value as CONFIG GET answers it: Redis's passwords as they are, this server's own credentials redacted.</summary>
+    public string ShownToClients() => Secrecy == ConfigSecrecy.Credential ? Redacted(Get()) : Get();
+
+    // Empty means "not set", which is no secret and worth seeing.
+    private string Redacted(string value) => Secret && value.Length > 0 ? Redaction.Marker : value;
 }

@@ -19,7 +19,10 @@ public sealed class ServerConfig
     {
         Int("port", () => Port, v => Port = v, 0, 65535, mutable: false);
         Add(new ConfigParameter("bind", () => string.Join(' ', Bind), v => SetBind(v), mutable: false));
-        Add(new ConfigParameter("requirepass", () => RequirePass ?? "", v => { RequirePass = v.Length == 0 ? null : v; return null; }) { Secret = true });
+        Add(new ConfigParameter("requirepass", () => RequirePass ?? "", v => { RequirePass = v.Length == 0 ? null : v; return null; }) { Secrecy = ConfigSecrecy.Sensitive });
+        // Replication's credentials: accepted and reported (no replication yet), and as sensitive as in Redis.
+        Inert("masterauth", "", secrecy: ConfigSecrecy.Sensitive);
+        Inert("masteruser", "", secrecy: ConfigSecrecy.Sensitive);
         Int("maxclients", () => MaxClients, v => MaxClients = v, 1, 1_000_000);
         Int("databases", () => Databases, v => Databases = v, 1, 1_000_000, mutable: false);
         Bool("protected-mode", () => ProtectedMode, v => ProtectedMode = v);
@@ -38,22 +41,25 @@ public sealed class ServerConfig
         Int("hz", () => Hz, v => { Hz = v; HzChanged?.Invoke(v); }, 1, 500);
         Int("timeout", () => Timeout, v => Timeout = v, 0, int.MaxValue);
         Int("tcp-keepalive", () => TcpKeepAlive, v => TcpKeepAlive = v, 0, int.MaxValue);
-        Add(new ConfigParameter("dir", () => Dir, SetDir));
-        Add(new ConfigParameter("logfile", () => LogFile, v => { LogFile = v; return null; }, mutable: false));
+        Add(new ConfigParameter("dir", () => Dir, SetDir) { Protected = true });
+        Add(new ConfigParameter("logfile", () => LogFile, v => { LogFile = v; return null; }, mutable: false) { Protected = true });
         Add(new ConfigParameter("loglevel", () => LogLevel, v => OneOf(v, ["debug", "verbose", "notice", "warning", "nothing"], s => LogLevel = s)));
         Int("http-port", () => HttpPort, v => HttpPort = v, 0, 65535, mutable: false);
         Add(new ConfigParameter("http-bind", () => string.Join(' ', HttpBind), v => { HttpBind = Split(v); return null; }, mutable: false));
-        Add(new ConfigParameter("http-api-key", () => HttpApiKey ?? "", v => { HttpApiKey = v.Length == 0 ? null : v; return null; }) { Secret = true });
+        Add(new ConfigParameter("http-api-key", () => HttpApiKey ?? "", SetHttpApiKey) { Secrecy = ConfigSecrecy.Credential });
         Bool("diagnostics-sampler", () => DiagnosticsSampler, v => { DiagnosticsSampler = v; DiagnosticsSamplerChanged?.Invoke(); });
         Add(new ConfigParameter("daemonize", () => "no", v => v.Equals("no", StringComparison.OrdinalIgnoreCase) ? null : "daemonize is not supported; run under a service manager", mutable: false));
-        Add(new ConfigParameter("pidfile", () => PidFile, v => { PidFile = v; return null; }, mutable: false));
+        Add(new ConfigParameter("pidfile", () => PidFile, v => { PidFile = v; return null; }, mutable: false) { Protected = true });
         // Immutable as in Redis, so a client that can CONFIG SET cannot open DEBUG to itself.
         Add(new ConfigParameter("enable-debug-command", () => EnableDebugCommand,
             v => OneOf(v, ["no", "yes", "local"], s => EnableDebugCommand = s), mutable: false));
+        // Who may CONFIG SET the Protected settings; immutable for the same reason.
+        Add(new ConfigParameter("enable-protected-configs", () => EnableProtectedConfigs,
+            v => OneOf(v, ["no", "yes", "local"], s => EnableProtectedConfigs = s), mutable: false));
 
         Add(new ConfigParameter("appendonly", () => AppendOnly ? "yes" : "no", SetAppendOnly));
-        Add(new ConfigParameter("appendfilename", () => AppendFileName, v => PlainFileName(v, "appendfilename can't be a path, just a filename", s => AppendFileName = s), mutable: false));
-        Add(new ConfigParameter("appenddirname", () => AppendDirName, v => PlainFileName(v, "appenddirname can't be a path, just a dirname", s => AppendDirName = s), mutable: false));
+        Add(new ConfigParameter("appendfilename", () => AppendFileName, v => PlainFileName(v, "appendfilename can't be a path, just a filename", s => AppendFileName = s), mutable: false) { Protected = true });
+        Add(new ConfigParameter("appenddirname", () => AppendDirName, v => PlainFileName(v, "appenddirname can't be a path, just a dirname", s => AppendDirName = s), mutable: false) { Protected = true });
         Add(new ConfigParameter("appendfsync", () => AppendFsync switch { FsyncPolicy.Always => "always", FsyncPolicy.No => "no", _ => "everysec" },
             v => OneOf(v, ["always", "everysec", "no"], s =>
             {
@@ -119,6 +125,7 @@ public sealed class ServerConfig
         // accepted and reported so configuration files and tools written for Redis keep working.
         foreach (var (name, value) in InertDefaults)
             Inert(name, value);
+        Inert("dbfilename", "dump.rdb", isProtected: true);
     }
 
     public int Port { get; private set; } = 6379;
@@ -170,6 +177,12 @@ public sealed class ServerConfig
     /// operator on the host should have, while remote clients still cannot stall the server.
     /// </summary>
     public string EnableDebugCommand { get; private set; } = "local";
+    /// <summary>
+    /// Who may CONFIG SET the settings that name files and directories (dir, dbfilename...): "no"
+    /// (the default, as Redis's), "yes" or "local" (loopback clients only). They stay settable
+    /// from the configuration file and the command line.
+    /// </summary>
+    public string EnableProtectedConfigs { get; private set; } = "no";
     /// <summary>The configuration file the server started from, if any (CONFIG REWRITE target).</summary>
     public string? ConfigFile { get; set; }
 
@@ -285,10 +298,10 @@ public sealed class ServerConfig
             return null;
         }));
 
-    private void Inert(string name, string initial)
+    private void Inert(string name, string initial, bool isProtected = false, ConfigSecrecy secrecy = ConfigSecrecy.Public)
     {
         string value = initial;
-        Add(new ConfigParameter(name, () => value, v => { value = v; return null; }));
+        Add(new ConfigParameter(name, () => value, v => { value = v; return null; }) { Protected = isProtected, Secrecy = secrecy });
     }
 
     private static string? OneOf(string value, string[] allowed, Action<string> set)
@@ -343,6 +356,18 @@ public sealed class ServerConfig
     private string? SetMode(string value)
         => OneOf(value, ["executor", "inline"], s => Mode = s == "executor" ? ExecutionMode.Executor : ExecutionMode.Inline);
 
+    /// <summary>
+    /// CONFIG GET answers the key as the redaction marker, so setting the marker back would make a
+    /// well-known string the key: refused, whoever sends it.
+    /// </summary>
+    private string? SetHttpApiKey(string value)
+    {
+        if (value == Redaction.Marker)
+            return $"the value is the redaction marker '{Redaction.Marker}', not a key";
+        HttpApiKey = value.Length == 0 ? null : value;
+        return null;
+    }
+
     private string? SetDir(string value)
     {
         if (!Directory.Exists(value))
@@ -368,7 +393,7 @@ public sealed class ServerConfig
         ("tcp-backlog", "511"), ("supervised", "no"), ("always-show-logo", "no"), ("set-proc-title", "yes"),
         ("lua-time-limit", "5000"), ("busy-reply-threshold", "5000"),
         ("io-threads-do-reads", "no"), ("dynamic-hz", "yes"), ("rdbcompression", "yes"),
-        ("rdbchecksum", "yes"), ("dbfilename", "dump.rdb"), ("stop-writes-on-bgsave-error", "yes"),
+        ("rdbchecksum", "yes"), ("stop-writes-on-bgsave-error", "yes"),
         ("replica-serve-stale-data", "yes"), ("replica-read-only", "yes"), ("repl-diskless-sync", "yes"),
         ("jemalloc-bg-thread", "yes"), ("oom-score-adj", "no"), ("crash-log-enabled", "yes"),
     ];

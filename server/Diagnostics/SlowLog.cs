@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Text;
 using Diagnostics.Server.Commands;
+using Diagnostics.Server.Configuration;
 using Diagnostics.Server.Protocol;
 
 namespace Diagnostics.Server.Diagnostics;
@@ -15,7 +16,7 @@ public sealed class SlowLog
 {
     private const int MaxArguments = 32;
     private const int MaxArgumentBytes = 128;
-    private static readonly byte[] s_redacted = "(redacted)"u8.ToArray();
+    private static readonly byte[] s_redacted = Redaction.MarkerUtf8.ToArray();
 
     private readonly Lock _gate = new();
     private readonly LinkedList<SlowLogEntry> _entries = new();
@@ -64,7 +65,8 @@ public sealed class SlowLog
     /// <summary>True when a command that took <paramref name="ticks"/> Stopwatch ticks goes in the log.</summary>
     public bool IsSlow(long ticks) => ticks >= _thresholdTicks;
 
-    public void Add(CommandSpec spec, ArgList args, long micros, string clientAddress, string clientName)
+    /// <summary>Logs a command; <paramref name="config"/> says which settings are secret, for CONFIG SET's values.</summary>
+    public void Add(CommandSpec spec, ArgList args, ServerConfig config, long micros, string clientAddress, string clientName)
     {
         int count = Math.Min(args.Count, MaxArguments);
         var arguments = new byte[count][];
@@ -72,7 +74,7 @@ public sealed class SlowLog
         {
             if (count != args.Count && i == count - 1)
                 arguments[i] = Encoding.ASCII.GetBytes($"... ({args.Count - count + 1} more arguments)");
-            else if (spec.Redact is { } redact && redact(args, i))
+            else if (spec.Redact is { } redact && redact(args, i, config))
                 arguments[i] = s_redacted;
             else if (args[i].Length > MaxArgumentBytes)
                 arguments[i] = [.. args[i][..MaxArgumentBytes], .. Encoding.ASCII.GetBytes($"... ({args[i].Length - MaxArgumentBytes} more bytes)")];

@@ -830,7 +830,7 @@ public sealed partial class ClientConnection : IDisposable
         counters.Latency.Record(spec.Id, elapsed);
         _server.LatencyMonitor.RecordCommand(spec, elapsed);
         if (_server.SlowLog.IsSlow(elapsed) && (spec.Flags & CommandFlags.SkipSlowlog) == 0)
-            _server.SlowLog.Add(spec, args, elapsed * 1_000_000 / Stopwatch.Frequency, Address, Name ?? "");
+            _server.SlowLog.Add(spec, args, _server.Config, elapsed * 1_000_000 / Stopwatch.Frequency, Address, Name ?? "");
         if (context.Failed)
             counters.Failed[spec.Id]++;
         CommandsProcessed++;
