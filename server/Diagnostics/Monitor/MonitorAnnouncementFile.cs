@@ -86,12 +86,18 @@ public sealed class MonitorAnnouncementFile : IDisposable
         File.Move(written, path, overwrite: true);
     }
 
-    /// <summary>Announcements of servers that are gone (killed before they could delete theirs).</summary>
+    /// <summary>
+    /// Announcements of servers that are gone (killed before they could delete theirs), and the
+    /// new files of any killed while writing one.
+    /// </summary>
     private static void RemoveStale(string directory)
     {
-        foreach (string file in Directory.GetFiles(directory, "*.json"))
-            if (int.TryParse(System.IO.Path.GetFileNameWithoutExtension(file), out int pid) && pid != Environment.ProcessId && !ProcessLiveness.IsRunning(pid))
+        foreach (string file in Directory.GetFiles(directory, "*.json*"))
+        {
+            string name = System.IO.Path.GetFileName(file);
+            if (int.TryParse(name.AsSpan(0, name.IndexOf('.')), out int pid) && pid != Environment.ProcessId && !ProcessLiveness.IsRunning(pid))
                 File.Delete(file);
+        }
     }
 
     public void Dispose()
