@@ -16,6 +16,19 @@ public static class FolderTrust
     /// <summary>The folder's facts and real path, or why nothing in it can be trusted.</summary>
     public static (FileFacts Facts, string RealPath, string? Problem) Check(string folder, bool closedToOthers)
     {
+        try
+        {
+            return CheckOrThrow(folder, closedToOthers);
+        }
+        catch (IOException ex)
+        {
+            // Someone may remove or replace a folder of theirs while it is looked at.
+            return (default, "", $"its folder cannot be examined: {ex.Message}");
+        }
+    }
+
+    private static (FileFacts, string, string?) CheckOrThrow(string folder, bool closedToOthers)
+    {
         var facts = FileFacts.Of(folder);
         if (facts is not { } f)
             return (default, "", "its folder does not exist");

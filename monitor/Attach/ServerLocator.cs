@@ -50,7 +50,7 @@ public sealed class ServerLocator(MonitorOptions options, ILogger log)
             searched.Add(directory);
             if (!Directory.Exists(directory) || !IsTrustworthy(directory))
                 continue;
-            foreach (string file in Directory.GetFiles(directory, "*.json"))
+            foreach (string file in FilesIn(directory))
                 if (Check(file, announcement => announcement.Port == port && ProcessLiveness.IsRunning(announcement.Pid)) is { } announcement)
                     return (announcement, "");
         }
@@ -80,6 +80,19 @@ public sealed class ServerLocator(MonitorOptions options, ILogger log)
         if (IsNews(directory, problem))
             log.LogWarning("Ignored announcements in {Folder}: {Why}", directory, problem);
         return problem is null;
+    }
+
+    /// <summary>The folder's announcements; none when it went away meanwhile (any user may remove a folder of theirs at any time).</summary>
+    private static string[] FilesIn(string directory)
+    {
+        try
+        {
+            return Directory.GetFiles(directory, "*.json");
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            return [];
+        }
     }
 
     /// <summary>Remembers why a file or folder was ignored (null: it was not); true when that is new.</summary>
