@@ -47,7 +47,7 @@ public sealed class MonitorService(MonitorOptions options, ILogger<MonitorServic
             foreach (string stale in TracefsInstance.RemoveStale(tracefs))
                 log.LogWarning("Removed the tracefs instance {Instance} left by a monitor that is no longer running", stale);
         }
-        var locator = new ServerLocator(options);
+        var locator = new ServerLocator(options, log);
         var goneSince = Stopwatch.StartNew();
         string lastWhy = "";
         while (!stopping.IsCancellationRequested)
@@ -92,7 +92,7 @@ public sealed class MonitorService(MonitorOptions options, ILogger<MonitorServic
             else if (OperatingSystem.IsWindows())
                 kernel = new EtwKernelSource(server.Pid, log);
             if (options.Runtime)
-                runtime = new EventPipeRuntimeSource(server.Pid);
+                runtime = new EventPipeRuntimeSource(server.Pid, log);
             foreach (var source in (IEventSource?[])[kernel, block, runtime])
             {
                 if (source is null)

@@ -129,6 +129,16 @@ public sealed class DescriptorNames(int pid, TargetTable targets)
     /// <summary>"0100007F:18EB" (address in the kernel's byte order, port in hex) to "127.0.0.1:6379".</summary>
     public static string Endpoint(string hex, bool v6)
     {
+        var endpoint = ParseEndpoint(hex);
+        var ip = endpoint.Address;
+        if (v6 && ip.IsIPv4MappedToIPv6)
+            ip = ip.MapToIPv4();
+        return v6 && ip.AddressFamily == System.Net.Sockets.AddressFamily.InterNetworkV6 ? $"[{ip}]:{endpoint.Port}" : $"{ip}:{endpoint.Port}";
+    }
+
+    /// <summary>A /proc/net/tcp or tcp6 address column as an endpoint.</summary>
+    public static IPEndPoint ParseEndpoint(string hex)
+    {
         int colon = hex.IndexOf(':');
         int port = int.Parse(hex.AsSpan(colon + 1), NumberStyles.HexNumber, CultureInfo.InvariantCulture);
         var address = hex.AsSpan(0, colon);
@@ -139,9 +149,6 @@ public sealed class DescriptorNames(int pid, TargetTable targets)
             uint value = uint.Parse(address.Slice(word * 8, 8), NumberStyles.HexNumber, CultureInfo.InvariantCulture);
             BitConverter.TryWriteBytes(bytes.AsSpan(word * 4, 4), value);
         }
-        var ip = new IPAddress(bytes);
-        if (v6 && ip.IsIPv4MappedToIPv6)
-            ip = ip.MapToIPv4();
-        return v6 && ip.AddressFamily == System.Net.Sockets.AddressFamily.InterNetworkV6 ? $"[{ip}]:{port}" : $"{ip}:{port}";
+        return new IPEndPoint(new IPAddress(bytes), port);
     }
 }

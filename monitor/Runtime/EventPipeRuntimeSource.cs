@@ -1,6 +1,7 @@
 using System.Diagnostics.Tracing;
 using System.Globalization;
 using Diagnostics.Contracts;
+using Diagnostics.Monitor.Attach;
 using Microsoft.Diagnostics.NETCore.Client;
 using Microsoft.Diagnostics.Tracing;
 using Microsoft.Diagnostics.Tracing.Parsers;
@@ -17,8 +18,10 @@ namespace Diagnostics.Monitor.Runtime;
 /// The session is opened and read on a thread of its own, so <see cref="Start"/> never blocks on
 /// the server and never throws: a server that cannot be traced (not .NET, diagnostics disabled,
 /// gone) shows as "failed: why" in <see cref="Report"/>, as does a stream that breaks later.
+/// On Linux the session goes only to a diagnostic socket <see cref="DiagnosticSocketFinder"/>
+/// verified as the server's own; every other candidate is logged with why it was ignored.
 /// </summary>
-public sealed class EventPipeRuntimeSource(int serverPid) : IEventSource
+public sealed class EventPipeRuntimeSource(int serverPid, ILogger? log = null) : IEventSource
 {
     // GC at Verbose is what brings GCAllocationTick (one every ~100 KB allocated); Threading
     // carries the thread pool's worker adjustments. Measured on the test server at some 700 GCs
@@ -65,7 +68,20 @@ public sealed class EventPipeRuntimeSource(int serverPid) : IEventSource
         EventPipeSession? session = null;
         try
         {
-            session = Open();
+            string? socket = null;
+            if (OperatingSystem.IsLinux())
+            {
+                var (found, whyNone, ignored) = DiagnosticSocketFinder.Find(serverPid);
+                foreach (var (path, why) in ignored)
+                    log?.LogWarning("Ignored diagnostic socket {Path}: {Why}", path, why);
+                if (found is null)
+                {
+                    Ended($"failed: no EventPipe session on pid {serverPid.ToString(CultureInfo.InvariantCulture)}: {whyNone}");
+                    return;
+                }
+                socket = found;
+            }
+            session = Open(socket);
             lock (_gate)
             {
                 if (!_disposed)
@@ -99,11 +115,15 @@ public sealed class EventPipeRuntimeSource(int serverPid) : IEventSource
         }
     }
 
-    private EventPipeSession Open()
+    /// <summary>A session through <paramref name="socket"/> (verified), or through the client's own lookup by pid where there is none (Windows' named pipe).</summary>
+    private EventPipeSession Open(string? socket)
     {
         using var limit = CancellationTokenSource.CreateLinkedTokenSource(_disposing.Token);
         limit.CancelAfter(OpenTimeout);
-        var client = new DiagnosticsClient(serverPid);
+        // In connect mode the connector holds nothing to dispose: each request opens its own connection to the socket.
+        var client = socket is null
+            ? new DiagnosticsClient(serverPid)
+            : DiagnosticsClientConnector.FromDiagnosticPort(socket + ",connect", limit.Token).GetAwaiter().GetResult().Instance;
         var providers = new[] { new EventPipeProvider(ClrTraceEventParser.ProviderName, EventLevel.Verbose, (long)RuntimeKeywords) };
         try
         {

@@ -9,7 +9,8 @@ namespace Diagnostics.Server.Diagnostics.Monitor;
 /// <see cref="AnnouncementDirectories"/> entry and deletes it at exit. The token is 32 random
 /// bytes, new at every start. The directory must be ours and closed to everyone else (0700), and
 /// the file is created 0600, so only this user and root can read the token: a directory someone
-/// else made first, or left open, is refused rather than used.
+/// else made first, or left open, or a symbolic link, is refused rather than used, and the next
+/// candidate tried. A root monitor trusts the file only so (see the monitor's AnnouncementVerifier).
 /// </summary>
 public sealed class MonitorAnnouncementFile : IDisposable
 {
@@ -40,11 +41,7 @@ public sealed class MonitorAnnouncementFile : IDisposable
                 PrepareDirectory(directory, uid);
                 RemoveStale(directory);
                 string path = System.IO.Path.Combine(directory, AnnouncementDirectories.FileName(Environment.ProcessId));
-                var options = new FileStreamOptions { Mode = FileMode.Create, Access = FileAccess.Write };
-                if (!OperatingSystem.IsWindows())
-                    options.UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite;
-                using (var stream = new FileStream(path, options))
-                    JsonSerializer.Serialize(stream, announcement, ContractsJson.Default.MonitorAnnouncement);
+                WriteAtomically(path, announcement);
                 return new MonitorAnnouncementFile(path, token, null);
             }
             catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or InvalidOperationException)
@@ -72,12 +69,35 @@ public sealed class MonitorAnnouncementFile : IDisposable
             throw new InvalidOperationException($"is open to other users (mode {Convert.ToString((int)info.UnixFileMode, 8)}); it must be 700");
     }
 
-    /// <summary>Announcements of servers that are gone (killed before they could delete theirs).</summary>
+    /// <summary>
+    /// Writes a new file beside the announcement and renames it over: a monitor never reads half a
+    /// file, and the file is 0600 from its creation, whatever was at either name before (a
+    /// symbolic link there is replaced, never followed).
+    /// </summary>
+    private static void WriteAtomically(string path, MonitorAnnouncement announcement)
+    {
+        string written = path + ".new";
+        File.Delete(written);
+        var options = new FileStreamOptions { Mode = FileMode.CreateNew, Access = FileAccess.Write };
+        if (!OperatingSystem.IsWindows())
+            options.UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite;
+        using (var stream = new FileStream(written, options))
+            JsonSerializer.Serialize(stream, announcement, ContractsJson.Default.MonitorAnnouncement);
+        File.Move(written, path, overwrite: true);
+    }
+
+    /// <summary>
+    /// Announcements of servers that are gone (killed before they could delete theirs), and the
+    /// new files of any killed while writing one.
+    /// </summary>
     private static void RemoveStale(string directory)
     {
-        foreach (string file in Directory.GetFiles(directory, "*.json"))
-            if (int.TryParse(System.IO.Path.GetFileNameWithoutExtension(file), out int pid) && pid != Environment.ProcessId && !ProcessLiveness.IsRunning(pid))
+        foreach (string file in Directory.GetFiles(directory, "*.json*"))
+        {
+            string name = System.IO.Path.GetFileName(file);
+            if (int.TryParse(name.AsSpan(0, name.IndexOf('.')), out int pid) && pid != Environment.ProcessId && !ProcessLiveness.IsRunning(pid))
                 File.Delete(file);
+        }
     }
 
     public void Dispose()
