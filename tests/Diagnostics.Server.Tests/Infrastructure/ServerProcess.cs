@@ -137,19 +137,21 @@ public sealed class ServerProcess : IDisposable
                 _process.WaitForExit();
                 throw new InvalidOperationException($"server exited with code {_process.ExitCode} before listening:\n{Output}");
             }
-            if (Output.Contains("Ready to accept connections", StringComparison.Ordinal) || (_quiet && CanConnect()))
+            // Quiet, the HTTP listener must answer too: RESP can open before it.
+            if (Output.Contains("Ready to accept connections", StringComparison.Ordinal)
+                || (_quiet && CanConnect(Port) && (HttpPort == 0 || CanConnect(HttpPort))))
                 return;
             Thread.Sleep(25);
         }
         throw new TimeoutException($"server did not listen on port {Port} within 30 s:\n{Output}");
     }
 
-    private bool CanConnect()
+    private static bool CanConnect(int port)
     {
         try
         {
             using var socket = new TcpClient();
-            socket.Connect(IPAddress.Loopback, Port);
+            socket.Connect(IPAddress.Loopback, port);
             return true;
         }
         catch (SocketException)
