@@ -145,7 +145,7 @@ public sealed partial class AppendOnlyFile
         {
             _incr = DiskFile.OpenWrite(Path.Combine(Directory, manifest.Incrementals[^1].Name), create: false);
         }
-        _incrLength = _syncedLength = _fsyncedLength = _incr.Length;
+        _incrLength = _writtenLength = _syncedLength = _fsyncedLength = _incr.Length;
         _manifest = manifest;
         lock (_gate)
             _fileDatabase = -1; // appends continue after whatever database the file ended in: SELECT again
@@ -220,7 +220,7 @@ public sealed partial class AppendOnlyFile
             var incr = DiskFile.Create(Path.Combine(Directory, incrName));
             var next = InstallBase(manifest, temp, [new AofFileInfo(incrName, incrSequence, AofFileType.Incremental)]);
             _incr = incr;
-            _incrLength = _syncedLength = _fsyncedLength = 0;
+            _incrLength = _writtenLength = _syncedLength = _fsyncedLength = 0;
             _manifest = next;
             snapshot.Dispose();
             _initialBase = null;

@@ -157,7 +157,7 @@ public sealed partial class AppendOnlyFile
         }
         CloseIncr();
         _incr = created;
-        _incrLength = _syncedLength = _fsyncedLength = 0;
+        _incrLength = _writtenLength = _syncedLength = _fsyncedLength = 0;
         _manifest = next;
         RefreshSizes();
 
