@@ -116,7 +116,11 @@ public sealed partial class AppendOnlyFile : IDisposable
 
     public FsyncPolicy Policy => _server.Config.AppendFsync;
 
-    private string Directory => _server.Config.AppendDirectory;
+    // The append directory the open files are in, fixed when the AOF opens: CONFIG SET dir does not
+    // move files under a running AOF. Writes go on to the open files, DEBUG RELOAD loads them, and
+    // the next rewrite moves the AOF to the new place (Relocate), as Redis 7 does it.
+    private volatile string _directory = "";
+    private string Directory => _directory;
     private string BaseName => _server.Config.AppendFileName;
 
     /// <summary>
