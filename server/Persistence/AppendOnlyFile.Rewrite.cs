@@ -143,10 +143,14 @@ public sealed partial class AppendOnlyFile
             try
             {
                 System.IO.Directory.CreateDirectory(target);
+                // Another path to the same directory (a symlink, a bind mount) is no move: copying
+                // the files onto themselves would empty them.
+                if (SameDirectory(Directory, target))
+                    target = Directory;
             }
             catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
             {
-                Log.LogWarning("Background AOF rewrite not started: can't create the append only directory {Directory} to move the AOF to: {Error}", target, ex.Message);
+                Log.LogWarning("Background AOF rewrite not started: can't prepare the append only directory {Directory} to move the AOF to: {Error}", target, ex.Message);
                 FinishRewriteStats(ok: false);
                 return;
             }
@@ -389,6 +393,27 @@ public sealed partial class AppendOnlyFile
                 TryDelete(path);
             Log.LogWarning("Background AOF rewrite failed moving the AOF to {Target}: {Error}. It stays in {Source}.", target, ex.Message, source);
             FinishRewriteStats(ok: false);
+        }
+    }
+
+    /// <summary>
+    /// True when both paths name one directory: a probe file created in one shows in the other.
+    /// Throws when the probe cannot be made (then nobody can tell, and nothing moves).
+    /// </summary>
+    private static bool SameDirectory(string a, string b)
+    {
+        string name = $"temp-dirprobe-{Environment.ProcessId}-{Guid.NewGuid():N}";
+        string probe = Path.Combine(a, name);
+        try
+        {
+            using (File.Create(probe))
+            {
+            }
+            return File.Exists(Path.Combine(b, name));
+        }
+        finally
+        {
+            TryDelete(probe);
         }
     }
 

@@ -68,4 +68,49 @@ public sealed class AofDirChangeTests
             RespAssert.Bulk("v6", c.Call("GET", "k6"));
         }
     }
+
+    /// <summary>A new path to the same directory (a symlink) moves nothing: copying the files onto themselves would empty them.</summary>
+    [Fact]
+    public void ChangingDirToAnotherPathOfTheSameDirectoryKeepsTheFiles()
+    {
+        using var dir = new TempDirectory("aof-dir-same-");
+        using var links = new TempDirectory("aof-dir-link-");
+        string link = Path.Combine(links.Path, "same");
+        Directory.CreateSymbolicLink(link, dir.Path);
+        int acknowledged = 0;
+        using (var server = ServerProcess.Start("--appendonly", "yes", "--dir", dir.Path))
+        using (var c = server.Connect())
+        {
+            for (int i = 1; i <= 5; i++)
+                RespAssert.Ok(c.Call("SET", $"k{i}", $"v{i}"));
+            // Writes all through the rewrite, so some land in the incremental file it would copy.
+            var stop = new ManualResetEventSlim();
+            var writer = new Thread(() =>
+            {
+                using var w = server.Connect();
+                for (int i = 0; !stop.IsSet; i++)
+                {
+                    RespAssert.Ok(w.Call("SET", $"w{i}", $"{i}"));
+                    Interlocked.Increment(ref acknowledged);
+                }
+            }) { IsBackground = true, Name = "aof dir-change writer" };
+            writer.Start();
+            RespAssert.Ok(c.Call("CONFIG", "SET", "dir", link));
+            var started = c.Call("BGREWRITEAOF");
+            Assert.True(!started.IsError || started.Text!.Contains("already in progress"), $"BGREWRITEAOF: {started}");
+            Poll.Until(() => InfoFields.Get(c, "persistence", "aof_rewrite_in_progress") == "0",
+                () => $"the rewrite never finished:\n{server.Output}", timeoutMs: 30_000);
+            stop.Set();
+            Assert.True(writer.Join(TimeSpan.FromSeconds(30)), "the writer did not stop");
+            RespAssert.Ok(c.Call("DEBUG", "RELOAD"));
+            RespAssert.Integer(5 + acknowledged, c.Call("DBSIZE"));
+            server.KillHard();
+        }
+        using (var server = ServerProcess.Start("--appendonly", "yes", "--dir", dir.Path))
+        using (var c = server.Connect())
+        {
+            RespAssert.Integer(5 + acknowledged, c.Call("DBSIZE"));
+            RespAssert.Bulk($"{acknowledged - 1}", c.Call("GET", $"w{acknowledged - 1}"));
+        }
+    }
 }
