@@ -19,15 +19,12 @@ public static class AofLoader
     public static Summary Load(DataServer server, Keyspace keyspace, string directory, AofManifest manifest,
         DiskIoPurpose purpose, ILogger log, bool allowTruncatedTail, Func<bool>? cancelled = null)
     {
+        if (MissingFile(directory, manifest) is { } missing)
+            throw new AofFormatException($"The AOF file {missing} listed in the manifest doesn't exist in {directory}");
         var files = new List<AofFileInfo>(manifest.LoadOrder());
         long totalBytes = 0;
         foreach (var info in files)
-        {
-            string path = Path.Combine(directory, info.Name);
-            if (!File.Exists(path))
-                throw new AofFormatException($"The AOF file {info.Name} listed in the manifest doesn't exist in {directory}");
-            totalBytes += new FileInfo(path).Length;
-        }
+            totalBytes += new FileInfo(Path.Combine(directory, info.Name)).Length;
 
         var clock = Stopwatch.StartNew();
         long doneBytes = 0;
@@ -82,6 +79,15 @@ public static class AofLoader
             }
         }
         return new Summary(replayer.Commands + rdb.Keys, doneBytes, clock.Elapsed, CountKeys(keyspace));
+    }
+
+    /// <summary>The first file the manifest lists that is not in <paramref name="directory"/>, or null.</summary>
+    public static string? MissingFile(string directory, AofManifest manifest)
+    {
+        foreach (var info in manifest.LoadOrder())
+            if (!File.Exists(Path.Combine(directory, info.Name)))
+                return info.Name;
+        return null;
     }
 
     private static bool StartsWithRdb(DiskFile file, DiskIoPurpose purpose)

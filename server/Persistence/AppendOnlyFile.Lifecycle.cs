@@ -29,6 +29,7 @@ public sealed partial class AppendOnlyFile
         _server.Config.AppendFsyncChanged += Wake;
         if (!_server.Config.AppendOnly)
             return;
+        _directory = _server.Config.AppendDirectory;
         System.IO.Directory.CreateDirectory(Directory);
         var manifest = AofManifest.Load(Directory, BaseName) ?? CreateOrUpgrade();
         CompleteUpgrade(manifest);
@@ -145,7 +146,7 @@ public sealed partial class AppendOnlyFile
         {
             _incr = DiskFile.OpenWrite(Path.Combine(Directory, manifest.Incrementals[^1].Name), create: false);
         }
-        _incrLength = _syncedLength = _fsyncedLength = _incr.Length;
+        _incrLength = _writtenLength = _syncedLength = _fsyncedLength = _incr.Length;
         _manifest = manifest;
         lock (_gate)
             _fileDatabase = -1; // appends continue after whatever database the file ended in: SELECT again
@@ -172,6 +173,7 @@ public sealed partial class AppendOnlyFile
     {
         if (_enabled)
             return null;
+        _directory = _server.Config.AppendDirectory;
         try
         {
             System.IO.Directory.CreateDirectory(Directory);
@@ -206,7 +208,7 @@ public sealed partial class AppendOnlyFile
         var snapshot = _initialBase!;
         if (_writeError is not null && Environment.TickCount64 < _nextRetryTicks)
             return false;
-        string temp = TempRewriteFile();
+        string temp = TempRewriteFile(Directory);
         try
         {
             var manifest = AofManifest.Load(Directory, BaseName) ?? new AofManifest();
@@ -220,7 +222,7 @@ public sealed partial class AppendOnlyFile
             var incr = DiskFile.Create(Path.Combine(Directory, incrName));
             var next = InstallBase(manifest, temp, [new AofFileInfo(incrName, incrSequence, AofFileType.Incremental)]);
             _incr = incr;
-            _incrLength = _syncedLength = _fsyncedLength = 0;
+            _incrLength = _writtenLength = _syncedLength = _fsyncedLength = 0;
             _manifest = next;
             snapshot.Dispose();
             _initialBase = null;
@@ -319,6 +321,9 @@ public sealed partial class AppendOnlyFile
             // Holding the file keeps a finishing rewrite from switching or deleting files mid-load.
             lock (_fileGate)
             {
+                // Checked before anything is emptied: a reload that cannot load never leaves an empty dataset.
+                if (AofLoader.MissingFile(Directory, _manifest) is { } missing)
+                    return $"ERR Error trying to load the AOF: {missing} is missing from {Directory}";
                 keyspace.ClearAll();
                 LastLoad = AofLoader.Load(_server, keyspace, Directory, _manifest, DiskIoPurpose.LoadRead, Log, allowTruncatedTail: false);
             }
@@ -357,7 +362,7 @@ public sealed partial class AppendOnlyFile
         }
     }
 
-    private string TempRewriteFile() => Path.Combine(Directory, $"temp-rewriteaof-bg-{Environment.ProcessId}.aof");
+    private static string TempRewriteFile(string directory) => Path.Combine(directory, $"temp-rewriteaof-bg-{Environment.ProcessId}.aof");
 
     private static void TryDelete(string path)
     {

@@ -25,6 +25,8 @@ public sealed partial class AppendOnlyFile
     private Thread? _rewriteThread;
     private string? _rewriteOutput;
     private List<AofFileInfo>? _rewriteFolded;
+    private string? _rewriteTarget;   // where the new base goes: the append directory as dir names it at the cut
+    private string? _moveTriedFor;    // the last directory a rewrite was started to move the AOF to (writer only)
     private DateTime _rewriteStarted;
     private long _rewriteBaseSize;
     private long _baseSize;
@@ -135,6 +137,24 @@ public sealed partial class AppendOnlyFile
             FinishRewriteStats(ok: false);
             return;
         }
+        string target = _server.Config.AppendDirectory;
+        if (target != Directory)
+        {
+            try
+            {
+                System.IO.Directory.CreateDirectory(target);
+                // Another path to the same directory (a symlink, a bind mount) is no move: copying
+                // the files onto themselves would empty them.
+                if (SameDirectory(Directory, target))
+                    target = Directory;
+            }
+            catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+            {
+                Log.LogWarning("Background AOF rewrite not started: can't prepare the append only directory {Directory} to move the AOF to: {Error}", target, ex.Message);
+                FinishRewriteStats(ok: false);
+                return;
+            }
+        }
         var folded = new List<AofFileInfo>(_manifest.LoadOrder());
         var next = _manifest.Clone();
         long sequence = next.CurrentIncrSequence + 1;
@@ -157,37 +177,42 @@ public sealed partial class AppendOnlyFile
         }
         CloseIncr();
         _incr = created;
-        _incrLength = _syncedLength = _fsyncedLength = 0;
+        _incrLength = _writtenLength = _syncedLength = _fsyncedLength = 0;
         _manifest = next;
         RefreshSizes();
 
         _rewriteFolded = folded;
-        _rewriteThread = new Thread(() => Compact(folded)) { IsBackground = true, Name = "aof rewrite" };
+        _rewriteTarget = target;
+        string source = Directory;
+        _rewriteThread = new Thread(() => Compact(folded, source, target)) { IsBackground = true, Name = "aof rewrite" };
         _rewriteThread.Start();
         Log.LogInformation("Background append only file rewriting started: compacting {Files} file(s); new writes go to {Incr}", folded.Count, name);
     }
 
-    /// <summary>The rewrite thread: replays the folded files into a private keyspace and writes it out as a base file.</summary>
-    private void Compact(List<AofFileInfo> folded)
+    /// <summary>
+    /// The rewrite thread: replays the folded files (in <paramref name="source"/>) into a private
+    /// keyspace and writes it out as a base file in <paramref name="target"/>.
+    /// </summary>
+    private void Compact(List<AofFileInfo> folded, string source, string target)
     {
         Memory.TrackedAllocator.NameCurrentThread("aof rewrite");
         Volatile.Write(ref _rewriteMemory, Memory.TrackedAllocator.CurrentThread);
-        string temp = TempRewriteFile();
+        string temp = TempRewriteFile(target);
         var config = _server.Config;
         bool ok = false;
         try
         {
             using (var keyspace = new Keyspace(1, config.Databases, ExecutionMode.Inline, config.Hz, runCron: false))
             {
-                var source = new AofManifest();
+                var sourceFiles = new AofManifest();
                 foreach (var file in folded)
                 {
                     if (file.Type == AofFileType.Base)
-                        source.Base = file;
+                        sourceFiles.Base = file;
                     else
-                        source.Incrementals.Add(file);
+                        sourceFiles.Incrementals.Add(file);
                 }
-                AofLoader.Load(_server, keyspace, Directory, source, DiskIoPurpose.RewriteRead, Log, allowTruncatedTail: false, () => _rewriteCancel);
+                AofLoader.Load(_server, keyspace, source, sourceFiles, DiskIoPurpose.RewriteRead, Log, allowTruncatedTail: false, () => _rewriteCancel);
                 WriteBase(keyspace, temp);
             }
             ok = !_rewriteCancel;
@@ -244,6 +269,11 @@ public sealed partial class AppendOnlyFile
     {
         string temp = _rewriteOutput!;
         var folded = _rewriteFolded!;
+        if (_rewriteTarget != Directory)
+        {
+            Relocate(temp, _rewriteTarget!, folded);
+            return;
+        }
         try
         {
             var remaining = new List<AofFileInfo>();
@@ -296,6 +326,113 @@ public sealed partial class AppendOnlyFile
         return next;
     }
 
+    /// <summary>
+    /// Writer thread: finishes a rewrite that moves the AOF to the append directory dir named at the
+    /// cut (CONFIG SET dir while the AOF was on). The new base is already in the new directory;
+    /// everything appended so far is written and synced in the old one, the incremental files
+    /// since the cut are copied over, a manifest of the new base and those copies is persisted
+    /// there, and appends continue in the copy of the last one. The old directory is left as it
+    /// is: a complete, loadable AOF as of the move (what a restart on the old dir loads). A failure
+    /// leaves the AOF where it was, whole; the next rewrite tries again.
+    /// </summary>
+    private void Relocate(string temp, string target, List<AofFileInfo> folded)
+    {
+        string source = Directory;
+        var created = new List<string>();
+        DiskFile? incr = null;
+        try
+        {
+            FlushPending(forceSync: true);
+            if (_writeError is not null)
+                throw new DiskFileException(_writeError);
+            var remaining = new List<AofFileInfo>();
+            foreach (var file in _manifest.Incrementals)
+                if (!folded.Contains(file))
+                    remaining.Add(file);
+            if (remaining.Count == 0)
+                throw new DiskFileException("no incremental file since the cut to append to");
+            foreach (var file in remaining)
+            {
+                string copy = Path.Combine(target, file.Name);
+                created.Add(copy);
+                CopyFile(Path.Combine(source, file.Name), copy);
+            }
+            long baseSequence = _manifest.CurrentBaseSequence + 1;
+            string baseName = AofManifest.BaseFileName(BaseName, baseSequence);
+            string basePath = Path.Combine(target, baseName);
+            created.Add(basePath);
+            File.Move(temp, basePath, overwrite: true);
+            incr = DiskFile.OpenWrite(Path.Combine(target, remaining[^1].Name), create: false);
+            var next = new AofManifest
+            {
+                Base = new AofFileInfo(baseName, baseSequence, AofFileType.Base),
+                CurrentBaseSequence = baseSequence,
+                CurrentIncrSequence = _manifest.CurrentIncrSequence,
+            };
+            next.Incrementals.AddRange(remaining);
+            next.Persist(target, BaseName);
+            created.Clear(); // from here on the new directory is the AOF
+
+            CloseIncr();
+            _incr = incr;
+            incr = null;
+            _incrLength = _writtenLength = _syncedLength = _fsyncedLength = _incr.Length;
+            _manifest = next;
+            _directory = target;
+            RefreshSizes();
+            _rewriteBaseSize = CurrentSize;
+            FinishRewriteStats(ok: true);
+            Log.LogInformation("Background AOF rewrite finished successfully: the AOF moved to {Target} (base {Base}, {Size}); the files in {Source} stay as they were at the move",
+                target, baseName, AofLoader.FormatBytes(_baseSize), source);
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            incr?.Dispose();
+            TryDelete(temp);
+            foreach (string path in created)
+                TryDelete(path);
+            Log.LogWarning("Background AOF rewrite failed moving the AOF to {Target}: {Error}. It stays in {Source}.", target, ex.Message, source);
+            FinishRewriteStats(ok: false);
+        }
+    }
+
+    /// <summary>
+    /// True when both paths name one directory: a probe file created in one shows in the other.
+    /// Throws when the probe cannot be made (then nobody can tell, and nothing moves).
+    /// </summary>
+    private static bool SameDirectory(string a, string b)
+    {
+        string name = $"temp-dirprobe-{Environment.ProcessId}-{Guid.NewGuid():N}";
+        string probe = Path.Combine(a, name);
+        try
+        {
+            using (File.Create(probe))
+            {
+            }
+            return File.Exists(Path.Combine(b, name));
+        }
+        finally
+        {
+            TryDelete(probe);
+        }
+    }
+
+    /// <summary>Copies a closed or quiescent AOF file to <paramref name="destination"/> and syncs the copy.</summary>
+    private static void CopyFile(string path, string destination)
+    {
+        using var from = DiskFile.OpenRead(path);
+        using var to = DiskFile.Create(destination);
+        var buffer = new byte[1024 * 1024];
+        long offset = 0;
+        int read;
+        while ((read = from.Read(buffer, offset, DiskIoPurpose.RewriteRead)) > 0)
+        {
+            to.Write(buffer.AsSpan(0, read), offset, DiskIoPurpose.RewriteWrite);
+            offset += read;
+        }
+        to.Sync(DiskIoPurpose.RewriteWrite);
+    }
+
     private void FinishRewriteStats(bool ok)
     {
         _lastRewriteOk = ok;
@@ -312,6 +449,7 @@ public sealed partial class AppendOnlyFile
         _rewriteThread = null;
         _rewriteOutput = null;
         _rewriteFolded = null;
+        _rewriteTarget = null;
         _rewriteRunning = false;
     }
 
@@ -336,7 +474,24 @@ public sealed partial class AppendOnlyFile
     {
         var config = _server.Config;
         int percentage = config.AutoAofRewritePercentage;
-        if (percentage == 0 || _rewriteRunning || _writeError is not null || _incr is null)
+        if (_rewriteRunning || _writeError is not null || _incr is null)
+            return;
+        // dir changed: the rewrite that moves the AOF there starts now rather than at the next
+        // growth, so the files follow the setting (a restart on the new dir finds them). Once per
+        // change: a failed move is tried again by BGREWRITEAOF or the next automatic rewrite.
+        string wanted = config.AppendDirectory;
+        if (wanted != Directory && wanted != _moveTriedFor)
+        {
+            _moveTriedFor = wanted;
+            Log.LogInformation("dir changed: rewriting the AOF to move it from {Source} to {Target}", Directory, wanted);
+            lock (_gate)
+            {
+                if (_rewriteStep == RewriteStep.None)
+                    BeginRewriteLocked();
+            }
+            return;
+        }
+        if (percentage == 0)
             return;
         long current = CurrentSize;
         if (current < config.AutoAofRewriteMinSize)

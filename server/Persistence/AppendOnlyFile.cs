@@ -21,9 +21,13 @@ namespace Diagnostics.Server.Persistence;
 /// connection whose writes arrived while the previous write or fdatasync ran is covered by the
 /// next one (group commit), so throughput grows with the number of clients.
 ///
-/// Failures: bytes not yet durable are kept in memory; a failed write or sync cuts the file back
-/// to its last durable length and the writer retries every second. Meanwhile write commands are
-/// refused with MISCONF (<see cref="WriteError"/>), reads go on, and nothing acknowledged is lost.
+/// Failures: bytes not yet durable are kept in memory and the writer retries every second. A
+/// failed write keeps every buffer written before it (under everysec and no those replies are
+/// released: their bytes are in the file) and cuts off only the partial buffer, so the file ends
+/// on a record boundary; a failed sync writes the unsynced buffers again over themselves, at the
+/// same offsets, and syncs them again. Neither ever shortens the file below bytes already written,
+/// so a crash during the outage loses no acknowledged write. Meanwhile write commands are refused
+/// with MISCONF (<see cref="WriteError"/>), reads go on.
 /// </summary>
 public sealed partial class AppendOnlyFile : IDisposable
 {
@@ -70,7 +74,8 @@ public sealed partial class AppendOnlyFile : IDisposable
     // Set while MaxRetainedBytes wait for the fsync in flight; read by the writer's wait loop.
     private volatile bool _holdingBack;
     private DiskFile? _incr;
-    private long _incrLength;
+    private long _incrLength;     // where the next buffer is written (behind _writtenLength while rewriting after a failed sync)
+    private long _writtenLength;  // the file's bytes of complete buffers: a failed write never cuts below this
     private long _syncedLength;   // the file's length as of the last point the policy counts as durable
     private long _fsyncedLength;  // the file's length at its last actual fdatasync
     private long _lastSyncTicks;
@@ -111,7 +116,11 @@ public sealed partial class AppendOnlyFile : IDisposable
 
     public FsyncPolicy Policy => _server.Config.AppendFsync;
 
-    private string Directory => _server.Config.AppendDirectory;
+    // The append directory the open files are in, fixed when the AOF opens: CONFIG SET dir does not
+    // move files under a running AOF. Writes go on to the open files, DEBUG RELOAD loads them, and
+    // the next rewrite moves the AOF to the new place (Relocate), as Redis 7 does it.
+    private volatile string _directory = "";
+    private string Directory => _directory;
     private string BaseName => _server.Config.AppendFileName;
 
     /// <summary>
@@ -319,7 +328,7 @@ public sealed partial class AppendOnlyFile : IDisposable
         _holdingBack = false;
         if (outcome.Error is not null)
         {
-            OnDiskError(outcome.Error);
+            OnDiskError(outcome.Error, syncFailed: true);
             return;
         }
         _lastSyncMicros = outcome.Micros;
@@ -493,7 +502,7 @@ public sealed partial class AppendOnlyFile : IDisposable
         }
         catch (DiskFileException ex)
         {
-            OnDiskError(ex);
+            OnDiskError(ex, syncFailed: true);
             return false;
         }
     }
@@ -555,8 +564,7 @@ public sealed partial class AppendOnlyFile : IDisposable
 
     /// <summary>
     /// Writes every pending buffer and syncs as the policy (or <paramref name="forceSync"/>) asks.
-    /// On failure: cut the file back to its last durable length, keep everything not durable, refuse
-    /// writes, retry in a second.
+    /// On failure: keep everything not durable, refuse writes, retry in a second (<see cref="OnDiskError"/>).
     /// </summary>
     private void FlushPending(bool forceSync)
     {
@@ -570,6 +578,7 @@ public sealed partial class AppendOnlyFile : IDisposable
             return;
         }
         int written = 0;
+        bool syncing = false;
         // Marked as in-flight work on the writer's own thread only: a connection writing here
         // (TryWriteNow) is inside its command's slot, which this must not overwrite.
         var slot = Thread.CurrentThread == _writer ? ThreadCounters.Current.InFlight : null;
@@ -585,6 +594,7 @@ public sealed partial class AppendOnlyFile : IDisposable
                     _incr.Write(pending.Buffer.Span, _incrLength, DiskIoPurpose.AofWrite);
                     RecordWriteLatency(Stopwatch.GetTimestamp() - writeStarted);
                     _incrLength += pending.Buffer.Length;
+                    _writtenLength = Math.Max(_writtenLength, _incrLength);
                     _unsynced.Add(pending);
                 }
             }
@@ -608,6 +618,7 @@ public sealed partial class AppendOnlyFile : IDisposable
             bool sync = _unsynced.Count > 0 && (forceSync || policy == FsyncPolicy.Always);
             if (sync)
             {
+                syncing = true;
                 long started = Stopwatch.GetTimestamp();
                 slot?.Begin(InFlightAofFsync);
                 try
@@ -642,11 +653,11 @@ public sealed partial class AppendOnlyFile : IDisposable
         }
         catch (DiskFileException ex)
         {
-            // The buffers written before the failure moved to _unsynced, which OnDiskError puts
-            // back in front of _pending: leaving them in _pending too would write them twice on
+            // The buffers written before the failure moved to _unsynced (and back in front of
+            // _pending if a sync failed): leaving them in _pending too would write them twice on
             // the retry (an INCR applied twice on load), and twice more after every later failure.
             _pending.RemoveRange(0, written);
-            OnDiskError(ex);
+            OnDiskError(ex, syncFailed: syncing);
         }
     }
 
@@ -678,26 +689,44 @@ public sealed partial class AppendOnlyFile : IDisposable
         PublishDurable(end);
     }
 
-    private void OnDiskError(DiskFileException ex)
+    /// <summary>
+    /// A write or sync failed: refuse writes, retry in a second, and keep both the bytes in memory
+    /// and every complete buffer in the file. After a failed write the buffers written before it are
+    /// in the file, so (under everysec and no) their replies go out now, as Redis, which keeps
+    /// what write(2) took; only the partial buffer is cut off, so the file ends on a record
+    /// boundary. After a failed sync what was written may not be durable: the unsynced buffers are
+    /// written again at the same offsets (identical bytes, nothing doubled) and synced again.
+    /// </summary>
+    private void OnDiskError(DiskFileException ex, bool syncFailed)
     {
+        // The buffers this pass wrote completely, before the failure: in the file, hence acknowledged.
+        long writtenThrough = !syncFailed && _unsynced.Count > 0 ? _unsynced[^1].EndOffset : 0;
         // An fsync still running would race the cut below; its result counts first.
         AwaitBackgroundSync();
         if (_writeError != ex.Message)
             Log.LogWarning("Error writing to the AOF file {File}: {Error}. Write commands are refused until it works again.", _incr?.Name, ex.Message);
         SetWriteError(ex.Message);
         _nextRetryTicks = Environment.TickCount64 + RetryIntervalMs;
-        // What was written since the last sync may be partly on disk, partly not: cut it away and
-        // write it again from memory once the disk works.
-        _pending.InsertRange(0, _unsynced);
-        _unsynced.Clear();
-        _incrLength = _syncedLength;
+        if (syncFailed)
+        {
+            // Write them again from the last durable point, over the same bytes.
+            _pending.InsertRange(0, _unsynced);
+            _unsynced.Clear();
+            _incrLength = _syncedLength;
+            return;
+        }
+        if (writtenThrough > 0 && Policy != FsyncPolicy.Always)
+            PublishWritten(writtenThrough);
+        // The partial buffer: its bytes past the complete ones are cut off. Where that fails, the
+        // retry writes the whole buffer again at the same offset, over them.
+        long keep = Math.Max(_incrLength, _writtenLength);
         try
         {
-            _incr?.Truncate(_syncedLength);
+            _incr?.Truncate(keep);
         }
         catch (DiskFileException truncateError)
         {
-            Log.LogWarning("Could not cut the AOF file back to {Length} bytes: {Error}", _syncedLength, truncateError.Message);
+            Log.LogWarning("Could not cut the partial write off the AOF file at {Length} bytes: {Error}", keep, truncateError.Message);
         }
     }
 
