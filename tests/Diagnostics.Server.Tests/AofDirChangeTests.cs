@@ -15,9 +15,8 @@ public sealed class AofDirChangeTests
     {
         using var oldDir = new TempDirectory("aof-dir-old-");
         using var newDir = new TempDirectory("aof-dir-new-");
-        // Redis 7 refuses CONFIG SET dir unless enable-protected-configs is yes (or local); once that
-        // setting exists here, start with "--enable-protected-configs", "yes".
-        using (var server = ServerProcess.Start("--appendonly", "yes", "--dir", oldDir.Path))
+        // As in Redis 7, CONFIG SET dir needs enable-protected-configs yes (or local).
+        using (var server = ServerProcess.Start("--appendonly", "yes", "--dir", oldDir.Path, "--enable-protected-configs", "yes"))
         using (var c = server.Connect())
         {
             for (int i = 1; i <= 5; i++)
@@ -78,7 +77,7 @@ public sealed class AofDirChangeTests
         string link = Path.Combine(links.Path, "same");
         Directory.CreateSymbolicLink(link, dir.Path);
         int acknowledged = 0;
-        using (var server = ServerProcess.Start("--appendonly", "yes", "--dir", dir.Path))
+        using (var server = ServerProcess.Start("--appendonly", "yes", "--dir", dir.Path, "--enable-protected-configs", "yes"))
         using (var c = server.Connect())
         {
             for (int i = 1; i <= 5; i++)

@@ -127,12 +127,11 @@ public sealed class DoctorTests
     [Fact]
     public void DataWithoutPersistenceIsReportedUntilTheAofIsOn()
     {
-        using var server = ServerProcess.Start();
         using var dir = new TempDirectory();
+        using var server = ServerProcess.Start("--dir", dir.Path);
         using var c = server.Connect();
         RespAssert.Ok(c.Call("SET", "unsaved", "v"));
         DoctorProbe.Expect(server, "no-persistence");
-        RespAssert.Ok(c.Call("CONFIG", "SET", "dir", dir.Path));
         RespAssert.Ok(c.Call("CONFIG", "SET", "appendonly", "yes"));
         DoctorProbe.ExpectGone(server, "no-persistence", "the finding to go once the AOF is on");
     }
