@@ -4,6 +4,7 @@ using Diagnostics.Contracts;
 using Diagnostics.Server.Diagnostics;
 using Diagnostics.Server.Diagnostics.Package;
 using Diagnostics.Server.Diagnostics.Views;
+using Diagnostics.Studio.Sources;
 
 namespace Diagnostics.Server.Api;
 
@@ -62,6 +63,7 @@ public static class HttpApi
             .IncludeInDebugPackage("monitor.json");
         api.MapPost("/monitor/ingest", (Func<HttpContext, Task<IResult>>)(context => IngestMonitorBatch(server, context)));
         api.MapGet("/debug/package", (DebugPackageBuilder builder, HttpContext context) => DebugPackage(builder, context));
+        api.MapPost("/debug/package", (PackageLibrary packages, HttpContext context, string? name) => OpenPackage(packages, context, name ?? "package.zip"));
     }
 
     private static IResult Json<T>(T value, JsonTypeInfo<T> type) => Results.Json(value, type);
@@ -113,6 +115,24 @@ public static class HttpApi
             result[parameter.Name] = parameter.Secret && value.Length > 0 ? Redacted : value;
         }
         return result;
+    }
+
+    /// <summary>Opens an uploaded package in the studio, as its Debug package page does.</summary>
+    private static async Task<IResult> OpenPackage(PackageLibrary packages, HttpContext context, string fileName)
+    {
+        using var buffer = new MemoryStream();
+        await context.Request.Body.CopyToAsync(buffer, context.RequestAborted);
+        buffer.Position = 0;
+        try
+        {
+            var package = packages.Open(buffer, fileName);
+            string id = package.Description.PackageId!;
+            return Results.Json(new PackageOpened { Id = id, Path = $"/package/{id}", FileName = fileName }, ContractsJson.Default.PackageOpened, statusCode: StatusCodes.Status201Created);
+        }
+        catch (InvalidDataException e)
+        {
+            return Results.BadRequest(e.Message);
+        }
     }
 
     /// <summary>Builds the zip into a temp file, sends it with its length, and deletes it.</summary>
