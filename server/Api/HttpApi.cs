@@ -1,6 +1,8 @@
 using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
+using Microsoft.AspNetCore.Http.Features;
 using Diagnostics.Contracts;
+using Diagnostics.Doctor;
 using Diagnostics.Server.Diagnostics;
 using Diagnostics.Server.Diagnostics.Package;
 using Diagnostics.Server.Diagnostics.Views;
@@ -117,21 +119,39 @@ public static class HttpApi
         return result;
     }
 
-    /// <summary>Opens an uploaded package in the studio, as its Debug package page does.</summary>
-    private static async Task<IResult> OpenPackage(PackageLibrary packages, HttpContext context, string fileName)
+    /// <summary>
+    /// Opens an uploaded package in the studio, as its Debug package page does: 201 with where to
+    /// see it; 413 naming the limit it went over; 400 when it is not a package.
+    /// </summary>
+    private static async Task<IResult> OpenPackage(PackageLibrary packages, HttpContext context, string name)
     {
-        using var buffer = new MemoryStream();
-        await context.Request.Body.CopyToAsync(buffer, context.RequestAborted);
-        buffer.Position = 0;
+        // The package size limit bounds the body (counted as it is copied to disk), not Kestrel's 30 MB default.
+        if (context.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } bodySize)
+            bodySize.MaxRequestBodySize = null;
+        string fileName = Path.GetFileName(name);
+        if (fileName.Length is 0 or > 128)
+            return Results.BadRequest("'name' is a file name of 1 to 128 characters");
         try
         {
-            var package = packages.Open(buffer, fileName);
+            var package = await packages.OpenAsync(context.Request.Body, fileName, context.Request.ContentLength, context.RequestAborted);
+            var (count, bytes) = packages.Usage;
             string id = package.Description.PackageId!;
-            return Results.Json(new PackageOpened { Id = id, Path = $"/package/{id}", FileName = fileName }, ContractsJson.Default.PackageOpened, statusCode: StatusCodes.Status201Created);
+            var opened = new PackageOpened
+            {
+                Id = id,
+                Path = $"/package/{id}",
+                FileName = fileName,
+                MemoryBytes = package.MemoryBytes,
+                OpenPackages = count,
+                OpenPackagesBytes = bytes,
+                OpenPackagesLimitBytes = packages.Limits.MaxMemoryBytes,
+            };
+            return Results.Json(opened, ContractsJson.Default.PackageOpened, statusCode: StatusCodes.Status201Created);
         }
-        catch (InvalidDataException e)
+        catch (InvalidPackageException e)
         {
-            return Results.BadRequest(e.Message);
+            int status = e.Limit is null ? StatusCodes.Status400BadRequest : StatusCodes.Status413PayloadTooLarge;
+            return Results.Text(e.Message, "text/plain; charset=utf-8", statusCode: status);
         }
     }
 
