@@ -25,6 +25,7 @@ namespace Diagnostics.Contracts;
 [JsonSerializable(typeof(MetricHistory))]
 [JsonSerializable(typeof(DoctorReport))]
 [JsonSerializable(typeof(PackageManifest))]
+[JsonSerializable(typeof(PackageOpened))]
 [JsonSerializable(typeof(RuntimeReport))]
 [JsonSerializable(typeof(EnvironmentReport))]
 [JsonSerializable(typeof(DiskIoFigures[]))]

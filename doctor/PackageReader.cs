@@ -1,6 +1,5 @@
 using System.IO.Compression;
 using System.Text.Json;
-using System.Text.Json.Serialization.Metadata;
 using Diagnostics.Contracts;
 
 namespace Diagnostics.Doctor;
@@ -8,39 +7,59 @@ namespace Diagnostics.Doctor;
 /// <summary>Opens a debug package and hands its files to the rules as a <see cref="DoctorInput"/>.</summary>
 public static class PackageReader
 {
-    public static PackageManifest ReadManifest(ZipArchive zip) =>
-        Read(zip, PackageManifest.FileName, ContractsJson.Default.PackageManifest)
-        ?? throw new InvalidDataException($"not a debug package: {PackageManifest.FileName} is missing");
-
-    /// <summary>The rules' input as it was when the package was taken; parts the package lacks stay empty.</summary>
-    public static DoctorInput ReadInput(ZipArchive zip)
+    /// <summary>
+    /// Reads a package from anywhere (an upload, a file someone sent): the one entry point for
+    /// untrusted input. <paramref name="zip"/> must be seekable (a zip is read from its end).
+    /// Throws <see cref="InvalidPackageException"/> when it is not a zip, not a package, damaged, or
+    /// over one of <paramref name="limits"/>; the message names the file and the limit.
+    /// </summary>
+    public static PackageContents Read(Stream zip, PackageLimits limits, string fileName)
     {
-        var manifest = ReadManifest(zip);
-        return new DoctorInput
+        var parse = new PackageParse(limits, fileName);
+        ZipArchive archive;
+        try
         {
-            TakenUnixMs = manifest.TakenAt.ToUnixTimeMilliseconds(),
-            Info = Read(zip, "info.json", ContractsJson.Default.InfoReport) ?? new InfoReport([]),
-            History = Read(zip, "history.json", ContractsJson.Default.MetricHistory),
-            Threads = Read(zip, "threads.json", ContractsJson.Default.ThreadSnapshotArray) ?? [],
-            Clients = Read(zip, "clients.json", ContractsJson.Default.ClientSnapshotArray) ?? [],
-            Commands = Read(zip, "commands.json", ContractsJson.Default.CommandStatisticsArray) ?? [],
-            Latency = Read(zip, "latency.json", ContractsJson.Default.LatencyReport),
-            SlowLog = Read(zip, "slowlog.json", ContractsJson.Default.SlowLogRecordArray) ?? [],
-            Memory = Read(zip, "memory.json", ContractsJson.Default.MemoryReport),
-            Runtime = Read(zip, "runtime.json", ContractsJson.Default.RuntimeReport),
-            Environment = Read(zip, "environment.json", ContractsJson.Default.EnvironmentReport),
-            DiskIo = Read(zip, "diskio.json", ContractsJson.Default.DiskIoFiguresArray) ?? [],
-            Monitor = Read(zip, "monitor.json", ContractsJson.Default.MonitorReport),
-            Config = Read(zip, "config.json", ContractsJson.Default.DictionaryStringString) ?? [],
-        };
+            archive = new ZipArchive(parse.Guard(zip), ZipArchiveMode.Read, leaveOpen: true);
+        }
+        catch (InvalidDataException e)
+        {
+            throw new InvalidPackageException($"{fileName} is not a zip file ({e.Message})", inner: e);
+        }
+        using (archive)
+        {
+            try
+            {
+                parse.CheckEntries(archive);
+                var manifest = parse.ReadManifest(archive);
+                var input = parse.ReadInput(archive, manifest);
+                var inFlight = parse.Read(archive, "inflight.json", ContractsJson.Default.InFlightWorkArray) ?? [];
+                return new PackageContents(manifest, input, inFlight, parse.AllocatedBytes);
+            }
+            catch (JsonException e)
+            {
+                throw new InvalidPackageException($"{fileName} holds an entry that is not valid JSON ({e.Message})", inner: e);
+            }
+            catch (Exception e) when (e is InvalidDataException or NotSupportedException or IOException)
+            {
+                // A deflate stream that does not decode, or a compression method zip readers do not know.
+                throw new InvalidPackageException($"{fileName} is damaged ({e.Message})", inner: e);
+            }
+        }
     }
 
-    private static T? Read<T>(ZipArchive zip, string name, JsonTypeInfo<T> type) where T : class
+    /// <summary>The manifest of an opened zip, with the default limits.</summary>
+    public static PackageManifest ReadManifest(ZipArchive zip)
     {
-        var entry = zip.GetEntry(name);
-        if (entry is null)
-            return null;
-        using var stream = entry.Open();
-        return JsonSerializer.Deserialize(stream, type);
+        var parse = new PackageParse(PackageLimits.Default, "the package");
+        parse.CheckEntries(zip);
+        return parse.ReadManifest(zip);
+    }
+
+    /// <summary>The rules' input from an opened zip, with the default limits; parts the package lacks stay empty.</summary>
+    public static DoctorInput ReadInput(ZipArchive zip)
+    {
+        var parse = new PackageParse(PackageLimits.Default, "the package");
+        parse.CheckEntries(zip);
+        return parse.ReadInput(zip, parse.ReadManifest(zip));
     }
 }

@@ -1,9 +1,12 @@
 using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
+using Microsoft.AspNetCore.Http.Features;
 using Diagnostics.Contracts;
+using Diagnostics.Doctor;
 using Diagnostics.Server.Diagnostics;
 using Diagnostics.Server.Diagnostics.Package;
 using Diagnostics.Server.Diagnostics.Views;
+using Diagnostics.Studio.Sources;
 
 namespace Diagnostics.Server.Api;
 
@@ -59,6 +62,7 @@ public static class HttpApi
             .IncludeInDebugPackage("monitor.json");
         api.MapPost("/monitor/ingest", (Func<HttpContext, Task<IResult>>)(context => IngestMonitorBatch(server, context)));
         api.MapGet("/debug/package", (DebugPackageBuilder builder, HttpContext context) => DebugPackage(builder, context));
+        api.MapPost("/debug/package", (PackageLibrary packages, HttpContext context, string? name) => OpenPackage(packages, context, name ?? "package.zip"));
     }
 
     private static IResult Json<T>(T value, JsonTypeInfo<T> type) => Results.Json(value, type);
@@ -107,6 +111,42 @@ public static class HttpApi
         foreach (var parameter in server.Config.Parameters)
             result[parameter.Name] = parameter.Shown();
         return result;
+    }
+
+    /// <summary>
+    /// Opens an uploaded package in the studio, as its Debug package page does: 201 with where to
+    /// see it; 413 naming the limit it went over; 400 when it is not a package.
+    /// </summary>
+    private static async Task<IResult> OpenPackage(PackageLibrary packages, HttpContext context, string name)
+    {
+        // The package size limit bounds the body (counted as it is copied to disk), not Kestrel's 30 MB default.
+        if (context.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } bodySize)
+            bodySize.MaxRequestBodySize = null;
+        string fileName = Path.GetFileName(name);
+        if (fileName.Length is 0 or > 128)
+            return Results.BadRequest("'name' is a file name of 1 to 128 characters");
+        try
+        {
+            var package = await packages.OpenAsync(context.Request.Body, fileName, context.Request.ContentLength, context.RequestAborted);
+            var (count, bytes) = packages.Usage;
+            string id = package.Description.PackageId!;
+            var opened = new PackageOpened
+            {
+                Id = id,
+                Path = $"/package/{id}",
+                FileName = fileName,
+                MemoryBytes = package.MemoryBytes,
+                OpenPackages = count,
+                OpenPackagesBytes = bytes,
+                OpenPackagesLimitBytes = packages.Limits.MaxMemoryBytes,
+            };
+            return Results.Json(opened, ContractsJson.Default.PackageOpened, statusCode: StatusCodes.Status201Created);
+        }
+        catch (InvalidPackageException e)
+        {
+            int status = e.Limit is null ? StatusCodes.Status400BadRequest : StatusCodes.Status413PayloadTooLarge;
+            return Results.Text(e.Message, "text/plain; charset=utf-8", statusCode: status);
+        }
     }
 
     /// <summary>Builds the zip into a temp file, sends it with its length, and deletes it.</summary>

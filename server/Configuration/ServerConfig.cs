@@ -1,4 +1,5 @@
 using System.Globalization;
+using Diagnostics.Doctor;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Persistence;
 using Diagnostics.Server.Protocol;
@@ -97,6 +98,12 @@ public sealed class ServerConfig
             LatencyChanged?.Invoke();
             return null;
         }));
+
+        // Debug packages opened in the studio are untrusted input held on this server's heap.
+        Memory(PackageLimits.PackageSizeSetting, () => PackageLimits.MaxPackageBytes, v => PackageLimits = PackageLimits with { MaxPackageBytes = v }, 1024 * 1024, long.MaxValue);
+        Memory(PackageLimits.EntrySizeSetting, () => PackageLimits.MaxEntryBytes, v => PackageLimits = PackageLimits with { MaxEntryBytes = v }, 1024 * 1024, long.MaxValue);
+        Memory(PackageLimits.UnpackedSizeSetting, () => PackageLimits.MaxUnpackedBytes, v => PackageLimits = PackageLimits with { MaxUnpackedBytes = v }, 1024 * 1024, long.MaxValue);
+        Memory(PackageLimits.MemorySetting, () => PackageLimits.MaxMemoryBytes, v => PackageLimits = PackageLimits with { MaxMemoryBytes = v }, 1024 * 1024, long.MaxValue);
 
         Memory("maxmemory", () => MaxMemory, v => { MaxMemory = v; EvictionChanged?.Invoke(); }, 0, long.MaxValue);
         Add(new ConfigParameter("maxmemory-policy", () => EvictionPolicyNames.Of(MaxMemoryPolicy), v =>
@@ -206,6 +213,8 @@ public sealed class ServerConfig
 
     /// <summary>maxmemory in bytes; 0 for no limit.</summary>
     public long MaxMemory { get; private set; }
+    /// <summary>What a debug package opened in the studio may cost (the studio-package-* settings).</summary>
+    public PackageLimits PackageLimits { get; private set; } = PackageLimits.Default;
     public EvictionPolicy MaxMemoryPolicy { get; private set; } = EvictionPolicy.NoEviction;
     public int MaxMemorySamples { get; private set; } = 5;
     public int MaxMemoryEvictionTenacity { get; private set; } = 10;

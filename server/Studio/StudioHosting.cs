@@ -19,7 +19,7 @@ public static class StudioHosting
         services.AddDataProtection().UseEphemeralDataProtectionProvider();
         services.AddSingleton(_ => new LiveHistoryFeed(server.Sampler));
         services.AddSingleton<IStudioSource>(provider => new LiveStudioSource(server, provider.GetRequiredService<LiveHistoryFeed>(), provider.GetRequiredService<ILogger<LiveStudioSource>>()));
-        services.AddSingleton<PackageLibrary>();
+        services.AddSingleton(new PackageLibrary(() => server.Config.PackageLimits));
         services.AddSingleton<IStudioAccess>(new StudioAccess(server.Config));
         services.AddAuthentication(StudioLogin.Scheme).AddCookie(StudioLogin.Scheme, cookie =>
         {

@@ -1,5 +1,3 @@
-using System.IO.Compression;
-using System.Text.Json;
 using Diagnostics.Contracts;
 using Diagnostics.Doctor;
 
@@ -16,13 +14,14 @@ public sealed class PackageSource : IStudioSource
     private readonly IReadOnlyList<InFlightWork> _inFlight;
     private readonly DoctorReport _doctor;
 
-    private PackageSource(SourceDescription description, PackageManifest manifest, DoctorInput input, IReadOnlyList<InFlightWork> inFlight)
+    private PackageSource(SourceDescription description, PackageContents contents, DoctorReport doctor, long memoryBytes)
     {
         Description = description;
-        Manifest = manifest;
-        _input = input;
-        _inFlight = inFlight;
-        _doctor = DoctorRules.Examine(input);
+        Manifest = contents.Manifest;
+        _input = contents.Input;
+        _inFlight = contents.InFlight;
+        _doctor = doctor;
+        MemoryBytes = memoryBytes;
     }
 
     public SourceDescription Description { get; }
@@ -30,38 +29,25 @@ public sealed class PackageSource : IStudioSource
     public IHistoryFeed? Feed => null;
     public IServerControl? Control => null;
 
-    /// <summary>Reads a package; <see cref="InvalidDataException"/> when the stream is not a zip or has no manifest.</summary>
-    public static PackageSource Open(Stream zipStream, string id, string fileName)
+    /// <summary>
+    /// Managed bytes that reading the package and examining it allocated: an upper bound on what
+    /// it holds, and what the library counts against its memory limit.
+    /// </summary>
+    public long MemoryBytes { get; }
+
+    /// <summary>
+    /// Reads a package from a seekable stream, on the calling thread (its allocations are counted
+    /// there); <see cref="InvalidPackageException"/> when it is not a package or is over a limit.
+    /// </summary>
+    public static PackageSource Open(Stream zipStream, string id, string fileName, PackageLimits limits)
     {
-        ZipArchive zip;
-        try
-        {
-            zip = new ZipArchive(zipStream, ZipArchiveMode.Read, leaveOpen: true);
-        }
-        catch (InvalidDataException e)
-        {
-            throw new InvalidDataException($"{fileName} is not a zip file ({e.Message})", e);
-        }
-        using (zip)
-        {
-            try
-            {
-                var manifest = PackageReader.ReadManifest(zip);
-                var input = PackageReader.ReadInput(zip);
-                IReadOnlyList<InFlightWork> inFlight = [];
-                if (zip.GetEntry("inflight.json") is { } entry)
-                {
-                    using var stream = entry.Open();
-                    inFlight = JsonSerializer.Deserialize(stream, ContractsJson.Default.InFlightWorkArray) ?? [];
-                }
-                var description = new SourceDescription(SourceKind.Package, manifest.Host, manifest.ProcessId, manifest.ProductVersion, manifest.TakenAt, id, fileName);
-                return new PackageSource(description, manifest, input, inFlight);
-            }
-            catch (JsonException e)
-            {
-                throw new InvalidDataException($"{fileName} holds an entry that is not valid JSON ({e.Message})", e);
-            }
-        }
+        var contents = PackageReader.Read(zipStream, limits, fileName);
+        long beforeExamining = GC.GetAllocatedBytesForCurrentThread();
+        var doctor = DoctorRules.Examine(contents.Input);
+        long memory = contents.AllocatedBytes + GC.GetAllocatedBytesForCurrentThread() - beforeExamining;
+        var manifest = contents.Manifest;
+        var description = new SourceDescription(SourceKind.Package, manifest.Host, manifest.ProcessId, manifest.ProductVersion, manifest.TakenAt, id, fileName);
+        return new PackageSource(description, contents, doctor, memory);
     }
 
     public InfoReport Info() => _input.Info;

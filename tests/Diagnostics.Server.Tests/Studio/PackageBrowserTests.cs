@@ -95,4 +95,22 @@ public sealed class PackageBrowserTests
         Assert.Contains("/package", browser.Driver.Url);
         Assert.Empty(browser.Driver.FindElements(By.CssSelector(".source.offline")));
     }
+
+    [Fact]
+    public void APackageOverALimitIsRefusedOnThePageNamingTheLimit()
+    {
+        using var server = ServerProcess.Start();
+        using var files = new TempDirectory();
+        string huge = files.File("huge.zip");
+        File.WriteAllBytes(huge, HostilePackages.OneHugeEntry("log.txt", 40L * 1024 * 1024));
+        using var browser = new Browser();
+        browser.GoTo($"http://127.0.0.1:{server.HttpPort}/package");
+        browser.WaitForCircuit();
+        browser.Driver.FindElement(By.Id("package-file")).SendKeys(huge);
+        var error = browser.WaitFor(d => d.FindElement(By.CssSelector("[role=alert]")), "the error", 30_000);
+        Assert.Contains("huge.zip: log.txt unpacks to more than 32 MB", error.Text);
+        Assert.Contains("studio-package-max-entry", error.Text);
+        Assert.Empty(browser.Driver.FindElements(By.CssSelector(".source.offline")));
+        browser.Screenshot("package-refused");
+    }
 }
