@@ -881,6 +881,6 @@ public sealed partial class ClientConnection : IDisposable
         _batch.Dispose();
         _loggedWrites?.Dispose();
         _transaction?.Dispose();
-        UnsubscribeAll();
+        UnsubscribeAll(deliverQueued: false);
     }
 }
