@@ -43,6 +43,7 @@ public sealed class DataServer : IDisposable
         ApplyLatencySettings();
         config.LatencyChanged += ApplyLatencySettings;
         Keyspace.Cron.LatencyMonitor = LatencyMonitor;
+        ClientEviction = new ClientEviction(config, Clients);
         StartupAllocatedBytes = Memory.TrackedAllocator.TotalBytes;
     }
 
@@ -65,6 +66,8 @@ public sealed class DataServer : IDisposable
     public CommandTable Commands { get; }
     public Keyspace Keyspace { get; }
     public ClientRegistry Clients { get; } = new();
+    /// <summary>maxmemory-clients: the clients' buffers in total, and disconnecting the biggest.</summary>
+    public ClientEviction ClientEviction { get; }
     /// <summary>The append-only file: logging, loading and rewriting.</summary>
     public Persistence.AppendOnlyFile Aof { get; }
     public ServerStats Stats { get; } = new();

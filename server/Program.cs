@@ -4,12 +4,15 @@ using Diagnostics.Server.Configuration;
 using Diagnostics.Contracts;
 using Diagnostics.Server.Diagnostics.Monitor;
 using Diagnostics.Server.Diagnostics.Package;
+using Diagnostics.Server.Lifetime;
 using Diagnostics.Server.Network;
 using Diagnostics.Server.Persistence;
 using Diagnostics.Server.Studio;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 
+// First: from here on a SIGTERM or SIGINT at any moment is an orderly stop (exit 0), not a kill.
+using var stopSignals = new StopSignals();
 Thread.CurrentThread.Name ??= "main"; // it loads the AOF: name it in INFO threads and diskio
 var config = new ServerConfig();
 var problems = ConfigLoader.Load(args, config);
@@ -35,7 +38,12 @@ using var server = new DataServer(config);
 var host = BuildHost();
 var log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Server");
 var lifetime = host.Services.GetRequiredService<IHostApplicationLifetime>();
-server.ShutdownRequested.Token.Register(() => lifetime.StopApplication());
+// A signal is a SHUTDOWN (without SAVE), as in Redis.
+stopSignals.Requested.Register(() =>
+{
+    log.LogWarning("Received {Signal} scheduling shutdown...", stopSignals.Received);
+    server.ShutdownRequested.Cancel();
+});
 server.Aof.Log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Persistence");
 try
 {
@@ -47,6 +55,8 @@ catch (Exception ex) when (ex is AofFormatException or DiskFileException or RdbF
     log.LogCritical("Can't load the append only file: {Error}", ex.Message);
     return 1;
 }
+// A stop requested while the AOF loaded: nothing was served, so the host never starts.
+bool serve = !server.ShutdownRequested.IsCancellationRequested;
 server.Sampler.Start();
 lifetime.ApplicationStarted.Register(() =>
 {
@@ -61,10 +71,16 @@ lifetime.ApplicationStarted.Register(() =>
     WritePidFile();
     log.LogInformation("Server started, pid {Pid}, {Shards} shards ({Mode}), {Databases} databases, {Transport} transport. Ready to accept connections tcp on {Bind} port {Port}",
         Environment.ProcessId, config.Shards, config.Mode, config.Databases, config.Transport, string.Join(' ', config.Bind), config.Port);
+    // Only now may a stop (SHUTDOWN, a signal) stop the host: stopping it while it started
+    // cancelled the listeners' start half-way, and the host's start then failed with that.
+    server.ShutdownRequested.Token.Register(lifetime.StopApplication);
 });
 try
 {
-    await host.RunAsync();
+    if (serve)
+        await host.RunAsync();
+    else
+        log.LogWarning("Shutdown requested while loading: exiting without serving.");
 }
 catch (IOException ex) when (ex.InnerException is System.Net.Sockets.SocketException or Microsoft.AspNetCore.Connections.AddressInUseException)
 {
@@ -95,6 +111,8 @@ WebApplication BuildHost()
     // (settings come from redis.conf and --options only), and no file watcher thread for them.
     var builder = WebApplication.CreateEmptyBuilder(new WebApplicationOptions { ApplicationName = "Diagnostics.Server" });
     ConfigureCommon(builder.Services, builder.Logging);
+    // Signals are ours (StopSignals), not ConsoleLifetime's.
+    builder.Services.AddSingleton<IHostLifetime>(stopSignals);
     builder.WebHost.UseKestrelCore();
     // Serve the studio's static files from where the build left them (the runtime manifest beside
     // the binaries); a published server has them in its wwwroot and no manifest, and this is a no-op.

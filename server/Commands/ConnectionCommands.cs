@@ -188,7 +188,7 @@ public static class ConnectionCommands
     {
         var client = c.Client;
         client.ResetTransaction();
-        client.UnsubscribeAll();
+        client.UnsubscribeAll(deliverQueued: true);
         client.DatabaseIndex = 0;
         client.Name = null;
         client.ReplyMode = ReplyMode.On;

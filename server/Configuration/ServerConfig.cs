@@ -114,6 +114,9 @@ public sealed class ServerConfig
             EvictionChanged?.Invoke();
             return null;
         }));
+        Add(new ConfigParameter("maxmemory-clients", () => MaxMemoryClientsPercent > 0
+            ? MaxMemoryClientsPercent.ToString(CultureInfo.InvariantCulture) + "%"
+            : MaxMemoryClientsBytes.ToString(CultureInfo.InvariantCulture), SetMaxMemoryClients));
         Int("maxmemory-samples", () => MaxMemorySamples, v => { MaxMemorySamples = v; EvictionChanged?.Invoke(); }, 1, int.MaxValue);
         Int("maxmemory-eviction-tenacity", () => MaxMemoryEvictionTenacity, v => { MaxMemoryEvictionTenacity = v; EvictionChanged?.Invoke(); }, 0, 100);
         Int("lfu-log-factor", () => LfuLogFactor, v => { LfuLogFactor = v; EvictionChanged?.Invoke(); }, 0, int.MaxValue);
@@ -217,6 +220,10 @@ public sealed class ServerConfig
     public PackageLimits PackageLimits { get; private set; } = PackageLimits.Default;
     public EvictionPolicy MaxMemoryPolicy { get; private set; } = EvictionPolicy.NoEviction;
     public int MaxMemorySamples { get; private set; } = 5;
+    /// <summary>maxmemory-clients as bytes (0 = no limit), unless given as a percentage of maxmemory.</summary>
+    public long MaxMemoryClientsBytes { get; private set; }
+    /// <summary>maxmemory-clients as a percentage of maxmemory (1-100); 0 when given in bytes.</summary>
+    public int MaxMemoryClientsPercent { get; private set; }
     public int MaxMemoryEvictionTenacity { get; private set; } = 10;
     public int LfuLogFactor { get; private set; } = 10;
     /// <summary>lfu-decay-time in minutes.</summary>
@@ -324,6 +331,27 @@ public sealed class ServerConfig
             }
         }
         return "argument(s) must be one of the following: " + string.Join(", ", allowed);
+    }
+
+    /// <summary>maxmemory-clients: bytes (with Redis's units) or a percentage of maxmemory, as Redis 7.0 takes it.</summary>
+    private string? SetMaxMemoryClients(string value)
+    {
+        string text = value.Trim();
+        if (text.EndsWith('%'))
+        {
+            if (!int.TryParse(text.AsSpan(0, text.Length - 1), NumberStyles.None, CultureInfo.InvariantCulture, out int percent))
+                return "argument must be a memory or percent value";
+            if (percent > 100)
+                return "percentage argument must be less or equal to 100";
+            MaxMemoryClientsPercent = percent;
+            MaxMemoryClientsBytes = 0;
+            return null;
+        }
+        if (!MemorySize.TryParse(text, out long bytes))
+            return "argument must be a memory or percent value";
+        MaxMemoryClientsBytes = bytes;
+        MaxMemoryClientsPercent = 0;
+        return null;
     }
 
     private string? SetBind(string value)

@@ -201,6 +201,7 @@ public static class InfoBuilder
         Field(text, "maxmemory_human", HumanBytes(maxMemory));
         Field(text, "maxmemory_policy", EvictionPolicyNames.Of(eviction.Policy));
         Field(text, "mem_not_counted_for_evict", eviction.NotCountedMemory());
+        Field(text, "mem_clients_normal", overview.ClientsNormal);
         Field(text, "mem_aof_buffer", server.Aof.BufferMemory);
         Field(text, "mem_allocator", "libc");
         Field(text, "managed_heap_bytes", GC.GetTotalMemory(false));
@@ -243,7 +244,7 @@ public static class InfoBuilder
         Field(text, "rejected_connections", stats.RejectedConnections);
         Field(text, "expired_keys", expired);
         Field(text, "evicted_keys", server.Keyspace.Eviction.EvictedKeys);
-        Field(text, "evicted_clients", 0); // Redis 7's maxmemory-clients client eviction: not applicable here
+        Field(text, "evicted_clients", server.ClientEviction.EvictedClients);
         Field(text, "total_eviction_exceeded_time", server.Keyspace.Eviction.TotalExceededMilliseconds);
         Field(text, "current_eviction_exceeded_time", server.Keyspace.Eviction.CurrentExceededMilliseconds);
         Field(text, "keyspace_hits", hits);

@@ -11,6 +11,12 @@ namespace Diagnostics.Server.Network;
 /// and cancel the pending socket read; this connection's own thread then writes them out with
 /// its next flush, so its reply stream never has two writers. Queued bytes count against the
 /// pub/sub class's output buffer limit.
+///
+/// An unsubscribe reply is a boundary: the registry stops pushing to this connection for that
+/// channel before the reply is written (publishers push under the registry's lock, which the
+/// removal takes), so writing what is queued just before the reply puts every message that was
+/// published while the subscription lasted ahead of it, and none after. A RESP2 client back in
+/// normal mode would otherwise read a late message as the reply to its next command.
 /// </summary>
 public sealed partial class ClientConnection : ISubscriber
 {
@@ -120,7 +126,36 @@ public sealed partial class ClientConnection : ISubscriber
             else
                 _server.PubSub.Unsubscribe(name, this);
         }
+        WriteQueuedBeforeUnsubscribeReply();
         SubscriptionReply(ref c, patterns ? "punsubscribe"u8 : "unsubscribe"u8, name);
+    }
+
+    /// <summary>
+    /// Writes the messages queued so far ahead of the unsubscribe reply about to be written.
+    /// Inside EXEC the reply is an element of EXEC's array, where a message cannot go: the
+    /// messages queued before EXEC went out ahead of its array (<see cref="WriteQueuedBeforeExec"/>),
+    /// and those queued while it ran count as published after it, so once the transaction has
+    /// ended the last subscription they are not delivered at all.
+    /// </summary>
+    private void WriteQueuedBeforeUnsubscribeReply()
+    {
+        if (!InTransaction)
+            DrainPushes();
+        else if (Subscriptions == 0)
+            DiscardPushes();
+    }
+
+    /// <summary>EXEC of a subscribed client: what was published before it goes out ahead of its reply.</summary>
+    private void WriteQueuedBeforeExec()
+    {
+        if (Subscriptions > 0)
+            DrainPushes();
+    }
+
+    private void DiscardPushes()
+    {
+        while (_pushes.TryDequeue(out var message))
+            Interlocked.Add(ref _pushBytes, -message.Length);
     }
 
     private void SubscriptionReply(ref CommandContext c, ReadOnlySpan<byte> kind, ReadOnlySpan<byte> name)
@@ -131,8 +166,11 @@ public sealed partial class ClientConnection : ISubscriber
         c.Reply.Integer(Subscriptions);
     }
 
-    /// <summary>RESET and disconnect: leave every channel and pattern.</summary>
-    internal void UnsubscribeAll()
+    /// <summary>
+    /// RESET (<paramref name="deliverQueued"/>: what was published before it still goes out, ahead
+    /// of its reply) and disconnect (nothing can be delivered): leave every channel and pattern.
+    /// </summary>
+    internal void UnsubscribeAll(bool deliverQueued)
     {
         if (_channels is not null)
         {
@@ -147,7 +185,9 @@ public sealed partial class ClientConnection : ISubscriber
             _patterns.Clear();
         }
         Class = ClientClass.Normal;
-        while (_pushes.TryDequeue(out var message))
-            Interlocked.Add(ref _pushBytes, -message.Length);
+        if (deliverQueued)
+            DrainPushes();
+        else
+            DiscardPushes();
     }
 }

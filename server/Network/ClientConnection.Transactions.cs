@@ -161,6 +161,7 @@ public sealed partial class ClientConnection
 
         int count = transaction.Specs.Count;
         transaction.InMulti = false;
+        WriteQueuedBeforeExec();
         c.Reply.ArrayHeader(count);
         // The AOF's buffer for this connection's writes (null when the AOF is off).
         var log = ExpiryLog.Current;

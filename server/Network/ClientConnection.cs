@@ -219,6 +219,9 @@ public sealed partial class ClientConnection : IDisposable
                 QueryBufferBytes = unconsumed + _batch.PendingBytes;
                 incomplete |= _batch.OpenArgsRemaining > 0;
                 input.AdvanceTo(buffer.Start, buffer.End);
+                // A command still arriving is where a client's memory grows: maxmemory-clients looks now.
+                if (incomplete && fresh > 0)
+                    _server.ClientEviction.InputGrew(this);
 
                 if (protocolError is not null)
                 {
@@ -257,6 +260,8 @@ public sealed partial class ClientConnection : IDisposable
                 bool morePending = fresh >= SocketClientTransport.MinimumReadBytes && _transport.InputPending;
                 if (!morePending || Reply.PendingBytes > MaxUnflushedBytes)
                     await FlushAsync(output);
+                if (Volatile.Read(ref _queryBufferTrim) != 0)
+                    TrimQueryBuffer();
                 result = await input.ReadAsync();
             }
         }
@@ -878,9 +883,10 @@ public sealed partial class ClientConnection : IDisposable
     public void Dispose()
     {
         _closing = true;
+        _server.ClientEviction.Closed(this);
         _batch.Dispose();
         _loggedWrites?.Dispose();
         _transaction?.Dispose();
-        UnsubscribeAll();
+        UnsubscribeAll(deliverQueued: false);
     }
 }

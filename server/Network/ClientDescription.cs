@@ -44,7 +44,7 @@ public static class ClientDescription
             .Append(" obl=").Append(client.Reply.OpenBlockBytes)
             .Append(" oll=").Append(client.OutputBlocks)
             .Append(" omem=").Append(omem)
-            .Append(" tot-mem=").Append(arena + qbuf + omem)
+            .Append(" tot-mem=").Append(client.MemoryUsage)
             .Append(omem > 0 ? " events=rw" : " events=r")
             .Append(" cmd=").Append(client.LastCommand?.FullName ?? "NULL")
             .Append(" user=default redir=-1")

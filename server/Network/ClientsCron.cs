@@ -7,7 +7,9 @@ namespace Diagnostics.Server.Network;
 /// Once a second, as Redis's clientsCron: closes clients idle for longer than the "timeout"
 /// setting (0 = never), closes clients over their output buffer limits (a flush stuck on a client
 /// that does not read produces nothing more, so only a periodic look sees the soft limit's time run
-/// out, or a lowered limit), and samples the largest unsent output for INFO.
+/// out, or a lowered limit), samples the largest unsent output for INFO, asks connections whose
+/// argument arena is larger than they need to shrink it, and sums the clients' memory for
+/// maxmemory-clients, evicting the biggest clients when they are over it.
 /// </summary>
 public sealed class ClientsCron(DataServer server, ILogger<ClientsCron> log) : BackgroundService
 {
@@ -31,7 +33,8 @@ public sealed class ClientsCron(DataServer server, ILogger<ClientsCron> log) : B
         long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         long ticks = Environment.TickCount64;
         long peak = 0;
-        foreach (var client in server.Clients.Snapshot())
+        var clients = server.Clients.Snapshot();
+        foreach (var client in clients)
         {
             if (timeout > 0 && now - client.LastInteractionMs > timeout * 1000L)
             {
@@ -41,7 +44,9 @@ public sealed class ClientsCron(DataServer server, ILogger<ClientsCron> log) : B
             }
             peak = Math.Max(peak, client.TakeOutputPeak());
             client.CheckOutputBuffer(ticks);
+            client.ConsiderQueryBufferTrim(now);
         }
         server.Clients.RecentMaxOutputBuffer.Record(peak, ticks / 1000);
+        server.ClientEviction.Sum(clients);
     }
 }

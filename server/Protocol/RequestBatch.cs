@@ -12,7 +12,7 @@ namespace Diagnostics.Server.Protocol;
 /// </summary>
 public sealed unsafe class RequestBatch : IDisposable
 {
-    private const int InitialArenaBytes = 16 * 1024;
+    public const int InitialArenaBytes = 16 * 1024;
     /// <summary>Parsing stops adding commands to a batch once its arguments fill this much.</summary>
     public const int TargetArenaBytes = 256 * 1024;
     // Past this (a batch with one huge argument), the arena is given back after the batch
@@ -26,6 +26,9 @@ public sealed unsafe class RequestBatch : IDisposable
     private int _argCount;
     private CommandSlot[] _commands = new CommandSlot[32];
     private int _commandCount;
+    // The most arena bytes a batch used since the clients cron last looked (Redis's querybuf_peak):
+    // written by the owner per batch, taken by the cron.
+    private int _peakUsed;
 
     public int CommandCount => _commandCount;
     public int ArenaBytes => _arenaUsed;
@@ -119,6 +122,8 @@ public sealed unsafe class RequestBatch : IDisposable
     /// </summary>
     public void Clear()
     {
+        if (_arenaUsed > _peakUsed)
+            _peakUsed = _arenaUsed;
         if (OpenArgsRemaining > 0)
         {
             KeepOpenCommandOnly();
@@ -164,6 +169,31 @@ public sealed unsafe class RequestBatch : IDisposable
     }
 
     public void Dispose() => ReleaseArena();
+
+    /// <summary>
+    /// The largest arena use of a batch since the previous call (the clients cron, once a second).
+    /// A batch finishing at that moment may have its peak lost: the arena is then trimmed a pass
+    /// early and grows again, which costs time, never correctness.
+    /// </summary>
+    public int TakePeak() => Interlocked.Exchange(ref _peakUsed, 0);
+
+    /// <summary>
+    /// Gives back arena room beyond <paramref name="keepBytes"/>, never what an open command's
+    /// arguments hold; 0 frees an empty arena altogether. The owner's thread only, between batches.
+    /// </summary>
+    public void Trim(int keepBytes)
+    {
+        int keep = Math.Max(keepBytes, _arenaUsed);
+        if (keep >= _arenaCapacity)
+            return;
+        if (keep == 0)
+        {
+            ReleaseArena();
+            return;
+        }
+        _arena = TrackedAllocator.Realloc(_arena, (nuint)keep);
+        _arenaCapacity = keep;
+    }
 
     private void ReleaseArena()
     {

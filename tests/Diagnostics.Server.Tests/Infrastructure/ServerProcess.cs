@@ -68,7 +68,13 @@ public sealed class ServerProcess : IDisposable
         }
     }
 
-    private static ServerProcess StartOnce(string? configFile, string[] arguments, IReadOnlyDictionary<string, string>? environment)
+    /// <summary>
+    /// Starts a server and returns at once, without waiting for it to listen: for stopping it
+    /// while it is still starting (loading its AOF, binding its ports).
+    /// </summary>
+    public static ServerProcess Launch(params string[] arguments) => StartOnce(null, arguments, null, waitUntilListening: false);
+
+    private static ServerProcess StartOnce(string? configFile, string[] arguments, IReadOnlyDictionary<string, string>? environment, bool waitUntilListening = true)
     {
         int port = FreePort();
         var info = ServerStartInfo();
@@ -103,6 +109,8 @@ public sealed class ServerProcess : IDisposable
         process.ErrorDataReceived += (_, e) => server.Append(e.Data);
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
+        if (!waitUntilListening)
+            return server;
         try
         {
             server.WaitUntilListening();
@@ -145,6 +153,9 @@ public sealed class ServerProcess : IDisposable
         }
         throw new TimeoutException($"server did not listen on port {Port} within 30 s:\n{Output}");
     }
+
+    /// <summary>True once the RESP port takes connections (each call opens and closes one).</summary>
+    public bool AcceptsConnections => CanConnect(Port);
 
     private static bool CanConnect(int port)
     {
