@@ -1,9 +1,11 @@
 using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
 using Diagnostics.Contracts;
+using Diagnostics.Server.Api.Access;
 using Diagnostics.Server.Diagnostics;
 using Diagnostics.Server.Diagnostics.Package;
 using Diagnostics.Server.Diagnostics.Views;
+using Microsoft.AspNetCore.Mvc;
 
 namespace Diagnostics.Server.Api;
 
@@ -17,9 +19,20 @@ public static class HttpApi
     /// <summary>What a secret's value reads as wherever configuration leaves the server.</summary>
     public const string Redacted = "(redacted)";
 
+    /// <summary>
+    /// The most one monitor batch may hold: one second of a busy server with 10,000 clients sums to
+    /// about 6 MB of JSON; anything larger is refused (413) before it is read.
+    /// </summary>
+    public const long MonitorBatchMaxBytes = 8 * 1024 * 1024;
+
     public static void MapServerApi(this WebApplication app, DataServer server)
     {
-        var api = app.MapGroup("/api");
+        // The monitor's push: its own token, nothing else, and a bounded body.
+        app.MapPost(MonitorAnnouncement.IngestPath, (Func<HttpContext, Task<IResult>>)(context => IngestMonitorBatch(server, context)))
+            .RequireCredential(HttpCredential.MonitorToken)
+            .WithMetadata(new RequestSizeLimitAttribute(MonitorBatchMaxBytes));
+
+        var api = app.MapGroup("/api").RequireCredential(HttpCredential.Operator);
 
         api.MapGet("/info", (string[]? section) => Json(InfoView.Build(server, section ?? []), ContractsJson.Default.InfoReport))
             .IncludeInDebugPackage("info.json");
@@ -60,8 +73,8 @@ public static class HttpApi
             .IncludeInDebugPackage("stacks.txt");
         api.MapGet("/monitor", () => Json(server.Monitor.Report(), ContractsJson.Default.MonitorReport))
             .IncludeInDebugPackage("monitor.json");
-        api.MapPost("/monitor/ingest", (Func<HttpContext, Task<IResult>>)(context => IngestMonitorBatch(server, context)));
         api.MapGet("/debug/package", (DebugPackageBuilder builder, HttpContext context) => DebugPackage(builder, context));
+        api.MapGet("/endpoints", (EndpointDataSource endpoints) => Results.Text(EndpointList.Describe(endpoints), "text/plain; charset=utf-8"));
     }
 
     private static IResult Json<T>(T value, JsonTypeInfo<T> type) => Results.Json(value, type);
