@@ -18,8 +18,9 @@ public sealed class AuthFailuresRule : IDoctorRule
 
     public IEnumerable<Finding> Examine(DoctorInput input)
     {
-        double http = Sum(input.Recent(MetricNames.HttpAuthFailuresPerSecond, WindowSeconds));
-        double resp = Sum(input.Recent(MetricNames.AuthFailuresPerSecond, WindowSeconds));
+        // Rates over samples a little more or less than a second apart: whole failures, rounded.
+        double http = Math.Round(Sum(input.Recent(MetricNames.HttpAuthFailuresPerSecond, WindowSeconds)));
+        double resp = Math.Round(Sum(input.Recent(MetricNames.AuthFailuresPerSecond, WindowSeconds)));
         if (http + resp < SpikeFailures)
             yield break;
         long rateLimited = input.InfoInt64("stats", "http_auth_rate_limited");
