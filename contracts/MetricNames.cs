@@ -16,6 +16,10 @@ public static class MetricNames
     public const string LatencyP999Micros = "latency_p999_usec";
     public const string ConnectedClients = "connected_clients";
     public const string RejectedConnectionsPerSecond = "rejected_connections_per_sec";
+    /// <summary>Failed AUTH over RESP (INFO stats acl_access_denied_auth).</summary>
+    public const string AuthFailuresPerSecond = "acl_access_denied_auth_per_sec";
+    /// <summary>Wrong API keys, bearers and login-form secrets over HTTP (INFO stats http_auth_failures).</summary>
+    public const string HttpAuthFailuresPerSecond = "http_auth_failures_per_sec";
     public const string NetInputBytesPerSecond = "net_input_bytes_per_sec";
     public const string NetOutputBytesPerSecond = "net_output_bytes_per_sec";
     public const string CpuProcessPercent = "cpu_process_percent";

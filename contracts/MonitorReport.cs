@@ -15,6 +15,8 @@ public sealed record MonitorReport
     public long Batches { get; init; }
     /// <summary>Batches refused: a bad token, or a batch for another process.</summary>
     public long RejectedBatches { get; init; }
+    /// <summary>Rows the server did not keep because their table was full (I/O rows, allocation and exception types, threads).</summary>
+    public long DroppedRows { get; init; }
     public MonitorStatus? Status { get; init; }
     /// <summary>Since attach, all threads summed, by target and operation (ThreadId 0).</summary>
     public IReadOnlyList<KernelIoAggregate> ByTarget { get; init; } = [];

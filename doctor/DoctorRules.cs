@@ -18,6 +18,7 @@ public static class DoctorRules
         new EvictionRule(),
         new OutputBufferRule(),
         new RejectedConnectionsRule(),
+        new AuthFailuresRule(),
         new FsyncLatencyRule(),
         new KernelFsyncRule(),
         new UnaccountedWritesRule(),

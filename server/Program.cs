@@ -1,5 +1,6 @@
 using Diagnostics.Server;
 using Diagnostics.Server.Api;
+using Diagnostics.Server.Api.Access;
 using Diagnostics.Server.Configuration;
 using Diagnostics.Contracts;
 using Diagnostics.Server.Diagnostics.Monitor;
@@ -62,7 +63,7 @@ lifetime.ApplicationStarted.Register(() =>
 {
     if (config.HttpPort != 0)
         log.LogInformation("HTTP API on http://{Bind}:{Port}/api ({Access})", string.Join(' ', config.HttpBind), config.HttpPort,
-            config.HttpApiKey is null ? "loopback only, no key" : "API key required");
+            ApiGate.SecretRequired(config) ? "API key or password required" : "loopback only, no key");
     server.Announcement = MonitorAnnouncementFile.Write(config.Port, IngestUrl(), config.Dir);
     if (server.Announcement.Problem is { } announceProblem)
         log.LogWarning("No monitor can attach: {Problem}", announceProblem);
@@ -141,7 +142,9 @@ WebApplication BuildHost()
         builder.Services.AddHostedService<SocketListener>();
 
     var app = builder.Build();
-    // The studio's session cookie is read first: the gate accepts it in place of the API key.
+    // Routing first: the gate decides on the routed endpoint's declared credential, not on the path.
+    // The studio's session cookie is read next: the gate accepts it in place of the API key.
+    app.UseRouting();
     app.UseAuthentication();
     app.UseMiddleware<ApiGate>(config);
     app.MapServerApi(server);

@@ -3,10 +3,12 @@ using System.Text.Json.Serialization.Metadata;
 using Microsoft.AspNetCore.Http.Features;
 using Diagnostics.Contracts;
 using Diagnostics.Doctor;
+using Diagnostics.Server.Api.Access;
 using Diagnostics.Server.Diagnostics;
 using Diagnostics.Server.Diagnostics.Package;
 using Diagnostics.Server.Diagnostics.Views;
 using Diagnostics.Studio.Sources;
+using Microsoft.AspNetCore.Mvc;
 
 namespace Diagnostics.Server.Api;
 
@@ -17,9 +19,20 @@ namespace Diagnostics.Server.Api;
 /// </summary>
 public static class HttpApi
 {
+    /// <summary>
+    /// The most one monitor batch may hold: one second of a busy server with 10,000 clients sums to
+    /// about 6 MB of JSON; anything larger is refused (413) before it is read.
+    /// </summary>
+    public const long MonitorBatchMaxBytes = 8 * 1024 * 1024;
+
     public static void MapServerApi(this WebApplication app, DataServer server)
     {
-        var api = app.MapGroup("/api");
+        // The monitor's push: its own token, nothing else, and a bounded body.
+        app.MapPost(MonitorAnnouncement.IngestPath, (Func<HttpContext, Task<IResult>>)(context => IngestMonitorBatch(server, context)))
+            .RequireCredential(HttpCredential.MonitorToken)
+            .WithMetadata(new RequestSizeLimitAttribute(MonitorBatchMaxBytes));
+
+        var api = app.MapGroup("/api").RequireCredential(HttpCredential.Operator);
 
         api.MapGet("/info", (string[]? section) => Json(InfoView.Build(server, section ?? []), ContractsJson.Default.InfoReport))
             .IncludeInDebugPackage("info.json");
@@ -60,9 +73,9 @@ public static class HttpApi
             .IncludeInDebugPackage("stacks.txt");
         api.MapGet("/monitor", () => Json(server.Monitor.Report(), ContractsJson.Default.MonitorReport))
             .IncludeInDebugPackage("monitor.json");
-        api.MapPost("/monitor/ingest", (Func<HttpContext, Task<IResult>>)(context => IngestMonitorBatch(server, context)));
         api.MapGet("/debug/package", (DebugPackageBuilder builder, HttpContext context) => DebugPackage(builder, context));
         api.MapPost("/debug/package", (PackageLibrary packages, HttpContext context, string? name) => OpenPackage(packages, context, name ?? "package.zip"));
+        api.MapGet("/endpoints", (EndpointDataSource endpoints) => Results.Text(EndpointList.Describe(endpoints), "text/plain; charset=utf-8"));
     }
 
     private static IResult Json<T>(T value, JsonTypeInfo<T> type) => Results.Json(value, type);

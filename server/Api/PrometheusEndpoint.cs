@@ -1,3 +1,4 @@
+using Diagnostics.Server.Api.Access;
 using Diagnostics.Server.Diagnostics;
 using OpenTelemetry;
 using OpenTelemetry.Metrics;
@@ -26,7 +27,9 @@ public static class PrometheusEndpoint
         // Build the provider now, so instruments are being listened to before the first scrape.
         app.Services.GetRequiredService<MeterProvider>();
         var exporter = app.Services.GetRequiredService<PrometheusTextExporter>();
+        // Scrapers present the API key or the password as a bearer token when the server has one.
         app.MapGet("/metrics", () => Results.Text(exporter.Scrape(), ContentType))
+            .RequireCredential(HttpCredential.Operator)
             .IncludeInDebugPackage("metrics.txt");
     }
 }

@@ -161,6 +161,7 @@ public static class ConnectionCommands
             SHA256.HashData(password), SHA256.HashData(Encoding.UTF8.GetBytes(required)));
         if (userOk && passwordOk)
             return true;
+        c.Server.Stats.AuthFailed();
         c.Error(Errors.WrongPass);
         return false;
     }

@@ -257,6 +257,10 @@ public static class InfoBuilder
         Field(text, "client_output_buffer_limit_disconnections", stats.OutputBufferLimitDisconnects);
         Field(text, "protocol_errors", stats.ProtocolErrors);
         Field(text, "unknown_commands", unknown);
+        Field(text, "acl_access_denied_auth", stats.AuthFailures);
+        // Not Redis's: the HTTP listener's failed authentications, and requests refused for too many of them.
+        Field(text, "http_auth_failures", stats.HttpAuthFailures);
+        Field(text, "http_auth_rate_limited", stats.HttpAuthRateLimited);
     }
 
     private static void WriteReplication(StringBuilder text, DataServer server)

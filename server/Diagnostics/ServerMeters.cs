@@ -31,6 +31,8 @@ public sealed class ServerMeters : IDisposable
         _meter.CreateObservableGauge("redis.max_clients", () => server.Config.MaxClients, description: "maxclients");
         _meter.CreateObservableCounter("redis.connections.received", () => server.Stats.ConnectionsReceived, description: "Connections accepted");
         _meter.CreateObservableCounter("redis.rejected_connections", () => server.Stats.RejectedConnections, description: "Connections refused (maxclients, protected mode)");
+        _meter.CreateObservableCounter("diagnostics.auth.failures", () => AuthFailures(server), description: "Failed authentications by listener (resp: AUTH, http: API key, bearer or login form)");
+        _meter.CreateObservableCounter("diagnostics.http.auth_rate_limited", () => server.Stats.HttpAuthRateLimited, description: "HTTP requests refused (429) because their address failed to authenticate too often");
         _meter.CreateObservableCounter("redis.net.input", () => server.Stats.NetInputBytes, unit: "By", description: "Bytes read from clients");
         _meter.CreateObservableCounter("redis.net.output", () => server.Stats.NetOutputBytes, unit: "By", description: "Bytes written to clients");
         _meter.CreateObservableCounter("redis.keyspace.hits", () => ThreadCounters.KeyspaceTotals().Hits, description: "Successful key lookups");
@@ -92,6 +94,12 @@ public sealed class ServerMeters : IDisposable
             foreach (var (label, percentile) in new[] { ("0.5", 50.0), ("0.99", 99.0), ("0.999", 99.9) })
                 yield return new Measurement<double>(distribution.Percentile(percentile) / 1000.0, command, new KeyValuePair<string, object?>("quantile", label));
         }
+    }
+
+    private static IEnumerable<Measurement<long>> AuthFailures(DataServer server)
+    {
+        yield return new Measurement<long>(server.Stats.AuthFailures, new KeyValuePair<string, object?>("listener", "resp"));
+        yield return new Measurement<long>(server.Stats.HttpAuthFailures, new KeyValuePair<string, object?>("listener", "http"));
     }
 
     private static IEnumerable<Measurement<long>> ErrorsByCode()

@@ -24,6 +24,8 @@ public static class ServerSampleSources
                 largestOutput = Math.Max(largestOutput, client.OutputBufferBytes);
             writer.Gauge(MetricNames.LargestOutputBufferBytes, largestOutput);
             writer.Rate(MetricNames.RejectedConnectionsPerSecond, stats.RejectedConnections);
+            writer.Rate(MetricNames.AuthFailuresPerSecond, stats.AuthFailures);
+            writer.Rate(MetricNames.HttpAuthFailuresPerSecond, stats.HttpAuthFailures);
             writer.Rate(MetricNames.NetInputBytesPerSecond, stats.NetInputBytes);
             writer.Rate(MetricNames.NetOutputBytesPerSecond, stats.NetOutputBytes);
             writer.Rate(MetricNames.ExpiredKeysPerSecond, server.Keyspace.ExpiredKeys);

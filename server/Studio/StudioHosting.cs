@@ -1,4 +1,4 @@
-using Diagnostics.Server.Api;
+using Diagnostics.Server.Api.Access;
 using Diagnostics.Studio;
 using Diagnostics.Studio.Security;
 using Microsoft.AspNetCore.Antiforgery;
@@ -20,7 +20,8 @@ public static class StudioHosting
         services.AddSingleton(_ => new LiveHistoryFeed(server.Sampler));
         services.AddSingleton<IStudioSource>(provider => new LiveStudioSource(server, provider.GetRequiredService<LiveHistoryFeed>(), provider.GetRequiredService<ILogger<LiveStudioSource>>()));
         services.AddSingleton(new PackageLibrary(() => server.Config.PackageLimits));
-        services.AddSingleton<IStudioAccess>(new StudioAccess(server.Config));
+        services.AddSingleton(provider => new AuthFailureLimiter(server.Stats, provider.GetRequiredService<ILogger<AuthFailureLimiter>>()));
+        services.AddSingleton<IStudioAccess>(provider => new StudioAccess(server.Config, provider.GetRequiredService<AuthFailureLimiter>()));
         services.AddAuthentication(StudioLogin.Scheme).AddCookie(StudioLogin.Scheme, cookie =>
         {
             cookie.Cookie.Name = StudioLogin.CookieName;
@@ -38,10 +39,22 @@ public static class StudioHosting
     public static WebApplication MapStudio(this WebApplication app)
     {
         app.UseAntiforgery();
-        app.MapStaticAssets();
-        app.MapRazorComponents<App>().AddInteractiveServerRenderMode();
-        app.MapPost(StudioLogin.LogoutPath, LogOutAsync);
+        // Static files hold no data: anyone may fetch them (the login page needs its stylesheet). A
+        // group, so the rule also covers the endpoints MapStaticAssets adds on its own (the
+        // development-time file fallback).
+        app.MapGroup("").RequireCredential(HttpCredential.None).MapStaticAssets();
+        var pages = app.MapRazorComponents<App>().AddInteractiveServerRenderMode().RequireCredential(HttpCredential.Operator);
+        // After every other convention, so these win: the login page and the framework's scripts are open.
+        pages.Finally(OpenLoginAndFramework);
+        app.MapPost(StudioLogin.LogoutPath, LogOutAsync).RequireCredential(HttpCredential.Operator);
         return app;
+    }
+
+    private static void OpenLoginAndFramework(EndpointBuilder endpoint)
+    {
+        if (endpoint is RouteEndpointBuilder { RoutePattern.RawText: { } route }
+            && (route.Equals(StudioLogin.LoginPath, StringComparison.OrdinalIgnoreCase) || route.TrimStart('/').StartsWith("_framework/", StringComparison.OrdinalIgnoreCase)))
+            endpoint.Metadata.Add(new RequiredCredentialMetadata(HttpCredential.None));
     }
 
     private static async Task<IResult> LogOutAsync(HttpContext context, IAntiforgery antiforgery)

@@ -143,7 +143,7 @@ public sealed class DoctorTests
         var finding = DoctorProbe.Expect(server, "exposed-without-password");
         Assert.Equal(FindingSeverity.Critical, finding.Severity);
         using var guarded = ServerProcess.Start("--bind", "0.0.0.0", "--protected-mode", "no", "--requirepass", "doctor-pass");
-        Assert.DoesNotContain(DoctorProbe.Examine(guarded).Findings, f => f.Rule == "exposed-without-password");
+        Assert.DoesNotContain(DoctorProbe.Examine(guarded, "doctor-pass").Findings, f => f.Rule == "exposed-without-password");
     }
 
     [Fact]

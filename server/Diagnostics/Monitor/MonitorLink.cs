@@ -7,8 +7,11 @@ namespace Diagnostics.Server.Diagnostics.Monitor;
 /// The server's end of the monitor: takes each second's batch (ingest), keeps what the kernel and
 /// the runtime saw since the monitor attached (totals by target and by thread, the server's own
 /// counters at that moment for the side-by-side, the latest events and GC pauses, allocations by
-/// type) and answers GET /api/monitor. Everything is bounded: the event and pause lists are rings,
-/// the tables are capped. Batches arrive once a second from one monitor, so one lock is enough.
+/// type) and answers GET /api/monitor. Everything is bounded, whatever a batch holds: the event
+/// and pause lists are rings, the tables are capped (rows beyond a cap are counted in
+/// <see cref="MonitorReport.DroppedRows"/>, not kept) and the names kept are clipped, so a forged
+/// or runaway monitor cannot grow the server. Batches arrive once a second from one monitor, so
+/// one lock is enough.
 /// </summary>
 public sealed class MonitorLink(DataServer server)
 {
@@ -16,6 +19,12 @@ public sealed class MonitorLink(DataServer server)
     private const int RecentPausesKept = 100;
     private const int TargetsKept = 4096;
     private const int TypesKept = 2048;
+    private const int ThreadRowsKept = 4096;
+    private const int ThreadCountersKept = 4096;
+    private const int ExceptionTypesKept = 256;
+    /// <summary>Longest path, socket or type name kept; the rest is cut.</summary>
+    private const int NameCharsKept = 512;
+    private const int MessageCharsKept = 1024;
     /// <summary>No batch for this long and the monitor counts as detached.</summary>
     public static readonly TimeSpan AttachedWithin = TimeSpan.FromSeconds(5);
 
@@ -37,6 +46,7 @@ public sealed class MonitorLink(DataServer server)
     private long _contentionMicros;
     private Dictionary<string, double>? _latestFigures;
     private long _droppedSoFar;
+    private long _droppedRows;
 
     /// <summary>A push that failed the token check or named another process.</summary>
     public void Reject()
@@ -67,13 +77,15 @@ public sealed class MonitorLink(DataServer server)
             _droppedSoFar = MonitorFigures.Dropped(batch);
             foreach (var io in batch.Io)
             {
-                Add(_byTarget, (io.Target, io.Operation), io, TargetsKept);
-                Add(_byThread, (io.ThreadId, io.Operation), io, int.MaxValue);
+                if (!Add(_byTarget, (Clip(io.Target, NameCharsKept), Clip(io.Operation, NameCharsKept)), io, TargetsKept))
+                    _droppedRows++;
+                if (!Add(_byThread, (io.ThreadId, Clip(io.Operation, NameCharsKept)), io, ThreadRowsKept))
+                    _droppedRows++;
             }
             foreach (var e in batch.Events)
-                Enqueue(_recentEvents, e, RecentEventsKept);
+                Enqueue(_recentEvents, e with { Call = Clip(e.Call, NameCharsKept), Target = Clip(e.Target, NameCharsKept) }, RecentEventsKept);
             if (batch.Threads.Count > 0)
-                _threadCounters = batch.Threads;
+                _threadCounters = KeepThreadCounters(batch.Threads);
             if (batch.Runtime is { } runtime)
                 AddRuntime(runtime);
         }
@@ -101,19 +113,42 @@ public sealed class MonitorLink(DataServer server)
             Enqueue(_recentPauses, pause, RecentPausesKept);
         foreach (var allocation in runtime.Allocations)
         {
-            if (_allocations.Count >= TypesKept && !_allocations.ContainsKey(allocation.TypeName))
+            string type = Clip(allocation.TypeName, NameCharsKept);
+            if (_allocations.Count >= TypesKept && !_allocations.ContainsKey(type))
+            {
+                _droppedRows++;
                 continue;
-            var (bytes, ticks) = _allocations.GetValueOrDefault(allocation.TypeName);
-            _allocations[allocation.TypeName] = (bytes + allocation.Bytes, ticks + allocation.Ticks);
+            }
+            var (bytes, ticks) = _allocations.GetValueOrDefault(type);
+            _allocations[type] = (bytes + allocation.Bytes, ticks + allocation.Ticks);
         }
         foreach (var exception in runtime.Exceptions)
         {
-            var (count, _) = _exceptions.GetValueOrDefault(exception.TypeName);
-            _exceptions[exception.TypeName] = (count + exception.Count, exception.LastMessage);
+            string type = Clip(exception.TypeName, NameCharsKept);
+            if (_exceptions.Count >= ExceptionTypesKept && !_exceptions.ContainsKey(type))
+            {
+                _droppedRows++;
+                continue;
+            }
+            var (count, _) = _exceptions.GetValueOrDefault(type);
+            _exceptions[type] = (count + exception.Count, Clip(exception.LastMessage, MessageCharsKept));
         }
         _contentions += runtime.Contentions;
         _contentionMicros += runtime.ContentionMicros;
     }
+
+    /// <summary>The latest /proc counters, at most <see cref="ThreadCountersKept"/> threads, names clipped.</summary>
+    private List<ThreadKernelCounters> KeepThreadCounters(IReadOnlyList<ThreadKernelCounters> threads)
+    {
+        int kept = Math.Min(threads.Count, ThreadCountersKept);
+        _droppedRows += threads.Count - kept;
+        var rows = new List<ThreadKernelCounters>(kept);
+        for (int i = 0; i < kept; i++)
+            rows.Add(threads[i] with { Name = Clip(threads[i].Name, NameCharsKept) });
+        return rows;
+    }
+
+    private static string Clip(string text, int chars) => text.Length <= chars ? text : text[..chars];
 
     /// <summary>The latest batch's per-second figures while attached, for the sampler's kernel and runtime series.</summary>
     public void WriteFigures(SampleWriter writer)
@@ -145,6 +180,7 @@ public sealed class MonitorLink(DataServer server)
                 LastBatchUnixMs = _lastBatch,
                 Batches = _batches,
                 RejectedBatches = _rejected,
+                DroppedRows = _droppedRows,
                 Status = _status,
                 ByTarget = Rows(_byTarget, static key => (0, key.Target), static key => key.Operation),
                 ByThread = Rows(_byThread, static key => (key.ThreadId, "*"), static key => key.Operation),
@@ -252,13 +288,14 @@ public sealed class MonitorLink(DataServer server)
         return rows;
     }
 
-    private static void Add<TKey>(Dictionary<TKey, Totals> table, TKey key, KernelIoAggregate io, int cap) where TKey : notnull
+    /// <summary>Adds a row's figures to its totals; false when the row is new and the table is full (not kept).</summary>
+    private static bool Add<TKey>(Dictionary<TKey, Totals> table, TKey key, KernelIoAggregate io, int cap) where TKey : notnull
     {
         if (!table.TryGetValue(key, out var totals))
         {
             if (table.Count >= cap)
-                return;
-            table[key] = totals = new Totals { Kind = io.TargetKind, Calls = io.Calls };
+                return false;
+            table[key] = totals = new Totals { Kind = Clip(io.TargetKind, NameCharsKept), Calls = Clip(io.Calls, NameCharsKept) };
         }
         totals.Count += io.Count;
         totals.Bytes += io.Bytes;
@@ -267,9 +304,10 @@ public sealed class MonitorLink(DataServer server)
         totals.Errors += io.Errors;
         totals.Micros += io.Micros;
         if (!totals.Calls.Contains(io.Calls, StringComparison.Ordinal))
-            totals.Calls = MergeCalls(totals.Calls, io.Calls);
+            totals.Calls = Clip(MergeCalls(totals.Calls, io.Calls), NameCharsKept);
         for (int i = 0; i < totals.Buckets.Length && i < io.LatencyBuckets.Length; i++)
             totals.Buckets[i] += io.LatencyBuckets[i];
+        return true;
     }
 
     private static string MergeCalls(string known, string more)

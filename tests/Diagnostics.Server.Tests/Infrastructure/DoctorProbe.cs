@@ -5,9 +5,10 @@ namespace Diagnostics.Server.Tests.Infrastructure;
 /// <summary>Asks a real server's doctor (GET /api/doctor), as the studio and an operator's script do.</summary>
 public static class DoctorProbe
 {
-    public static DoctorReport Examine(ServerProcess server)
+    /// <summary>The doctor's report; <paramref name="secret"/> is the password or API key when the server has one.</summary>
+    public static DoctorReport Examine(ServerProcess server, string? secret = null)
     {
-        using var api = new ApiClient(server.HttpPort);
+        using var api = new ApiClient(server.HttpPort, secret);
         return api.Get("/api/doctor", ContractsJson.Default.DoctorReport);
     }
 
@@ -15,10 +16,10 @@ public static class DoctorProbe
     /// Waits until the doctor reports <paramref name="rule"/> (with a finding that satisfies
     /// <paramref name="until"/>, when given); the finding says what was seen and what to do.
     /// </summary>
-    public static Finding Expect(ServerProcess server, string rule, int timeoutMs = 10_000, Func<Finding, bool>? until = null, string? what = null)
+    public static Finding Expect(ServerProcess server, string rule, int timeoutMs = 10_000, Func<Finding, bool>? until = null, string? what = null, string? secret = null)
     {
         Finding? found = null;
-        Poll.Until(() => (found = Find(Examine(server), rule, until)) is not null,
+        Poll.Until(() => (found = Find(Examine(server, secret), rule, until)) is not null,
             what ?? $"the doctor to report {rule}", timeoutMs);
         Assert.False(string.IsNullOrWhiteSpace(found!.Seen));
         Assert.False(string.IsNullOrWhiteSpace(found.Advice));

@@ -29,6 +29,12 @@ public sealed class LoginBrowserTests
         var error = browser.WaitFor(d => d.FindElement(By.CssSelector("[role=alert]")), "the refusal");
         Assert.Contains("not accepted", error.Text);
         Assert.Contains("/login", browser.Driver.Url);
+        // The wrong secret counts as a failed authentication, charged to this address.
+        using (var c = server.Connect())
+        {
+            RespAssert.Ok(c.Call("AUTH", Password));
+            Assert.Equal(1, InfoFields.GetInt64(c, "stats", "http_auth_failures"));
+        }
 
         LogIn(browser, ApiKey);
         browser.WaitFor(d => d.Url == $"{studio}/package", "the page asked for first");

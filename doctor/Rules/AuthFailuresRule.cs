@@ -1,0 +1,57 @@
+using System.Globalization;
+using Diagnostics.Contracts;
+
+namespace Diagnostics.Doctor.Rules;
+
+/// <summary>
+/// Failed authentications spiked: someone may be guessing the password or the API key (over RESP
+/// with AUTH, over HTTP with keys, bearers or the login form). A person mistyping fails a few times;
+/// a guesser fails many times a minute.
+/// </summary>
+public sealed class AuthFailuresRule : IDoctorRule
+{
+    private const int WindowSeconds = 60;
+    private const double SpikeFailures = 10;
+
+    public string Id => "auth-failures";
+    public string Area => "security";
+
+    public IEnumerable<Finding> Examine(DoctorInput input)
+    {
+        // Rates over samples a little more or less than a second apart: whole failures, rounded.
+        double http = Math.Round(Sum(input.Recent(MetricNames.HttpAuthFailuresPerSecond, WindowSeconds)));
+        double resp = Math.Round(Sum(input.Recent(MetricNames.AuthFailuresPerSecond, WindowSeconds)));
+        if (http + resp < SpikeFailures)
+            yield break;
+        long rateLimited = input.InfoInt64("stats", "http_auth_rate_limited");
+        yield return new Finding
+        {
+            Rule = Id,
+            Area = Area,
+            Severity = FindingSeverity.Warning,
+            Title = "Authentication failures spiked",
+            Seen = $"{Human.Number(http + resp)} failed authentications in the last {WindowSeconds} s ({Human.Number(resp)} AUTH over RESP, {Human.Number(http)} API keys, bearers or logins over HTTP); "
+                + $"{Human.Number(rateLimited)} HTTP requests were refused since start for failing too often.",
+            Advice = "Someone may be guessing the password or the API key. The log names the addresses HTTP failures came from, and CLIENT LIST the RESP clients: "
+                + "block them, fix a client configured with an old password, and use a long random requirepass and http-api-key.",
+            Evidence = new()
+            {
+                ["http_auth_failures_last_minute"] = http.ToString("0", CultureInfo.InvariantCulture),
+                ["acl_access_denied_auth_last_minute"] = resp.ToString("0", CultureInfo.InvariantCulture),
+                ["http_auth_failures"] = input.InfoInt64("stats", "http_auth_failures").ToString(CultureInfo.InvariantCulture),
+                ["acl_access_denied_auth"] = input.InfoInt64("stats", "acl_access_denied_auth").ToString(CultureInfo.InvariantCulture),
+                ["http_auth_rate_limited"] = rateLimited.ToString(CultureInfo.InvariantCulture),
+            },
+            Chart = http >= resp ? MetricNames.HttpAuthFailuresPerSecond : MetricNames.AuthFailuresPerSecond,
+        };
+    }
+
+    /// <summary>Per-second rates over one-second samples: their sum is the count in the window.</summary>
+    private static double Sum(ReadOnlySpan<double> perSecond)
+    {
+        double sum = 0;
+        foreach (double value in perSecond)
+            sum += value;
+        return sum;
+    }
+}
