@@ -423,7 +423,7 @@ public sealed partial class ClientConnection : IDisposable
             if (i >= count || _closing || CloseAfterReply)
                 return;
             Route route = Classify(i, out int shardIndex);
-            if (_specs[i] is { } spec && (spec.Flags & MayRunLong) != 0)
+            if (_specs[i] is { } spec && ((spec.Flags & MayRunLong) != 0 || (ReferenceEquals(spec, _server.Commands.Exec) && QueuedMayRunLong())))
                 await LeaveSocketThreadAsync();
             if (route == Route.Immediate)
             {
