@@ -76,4 +76,8 @@ public sealed class CommandTable
     /// <summary>EXEC, which the connection routes by its queue rather than its arguments.</summary>
     public CommandSpec Exec => _exec ??= Find("exec")!;
     private CommandSpec? _exec;
+
+    /// <summary>PING, which Redis refuses with MISCONF like a write while the disk fails.</summary>
+    public CommandSpec Ping => _ping ??= Find("ping")!;
+    private CommandSpec? _ping;
 }

@@ -6,16 +6,18 @@ namespace Diagnostics.Server.Commands;
 /// <summary>
 /// What Redis's processCommand does with maxmemory set, before a command runs: while memory is
 /// over the limit, evict; then refuse a command flagged denyoom when no room could be made.
-/// Here the evicting is done in the shards the command holds (the shards of its keys, or all of
-/// them for whole-keyspace commands), since only their holder may touch their data.
+/// Here the evicting is done first in the shards the command holds (the shards of its keys, or all
+/// of them for whole-keyspace commands), then, when those have nothing left, in the others
+/// (<see cref="Eviction.PerformInOtherShards"/>), so a write is refused only when the whole
+/// keyspace has nothing the policy may evict.
 /// </summary>
 internal static class MaxMemoryGate
 {
     /// <summary>
     /// Called on the thread that holds the command's shards, with the AOF deletion log of the
     /// command in place, once <see cref="Eviction.NeedsEviction"/> said memory is over. True when the command must be refused with
-    /// <see cref="Errors.OutOfMemory"/>: it may grow memory and its shards had nothing more the
-    /// policy allows to evict (or the policy is noeviction), and memory is still over.
+    /// <see cref="Errors.OutOfMemory"/>: it may grow memory, no shard had anything more the policy
+    /// allows to evict (or the policy is noeviction), and memory is still over.
     /// </summary>
     public static bool Refuses(Keyspace keyspace, CommandSpec spec, ArgList args)
     {
@@ -50,11 +52,13 @@ internal static class MaxMemoryGate
             result = EvictionResult.Fail;
         }
 
+        // The command's shards had nothing left: as Redis, refuse only when nothing in the whole
+        // keyspace can be evicted, so evict from the other shards first (a whole-keyspace command
+        // already tried them all).
+        if (result == EvictionResult.Fail && (flags & CommandFlags.AllShards) == 0 && eviction.IsOverLimit)
+            result = eviction.PerformInOtherShards();
         if (result == EvictionResult.Fail)
         {
-            // The other shards may still hold keys to evict: their background passes free them,
-            // so a retry finds room, while this command is refused as Redis refuses one when
-            // nothing could be evicted.
             eviction.RequestBackgroundAfterFail();
             return (flags & CommandFlags.DenyOom) != 0 && eviction.IsOverLimit;
         }

@@ -12,9 +12,27 @@ internal static unsafe class RandomFields
 {
     public enum Shape { Field, FieldAndValue, MemberAndScore }
 
+    /// <summary>Redis's message when a count is long.MinValue, whose negation (the pick count) does not exist.</summary>
+    private const string CountOutOfRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+
+    /// <summary>
+    /// Parses the count of argument 2 as Redis's getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX):
+    /// long.MinValue is refused, since its negation would overflow into a negative reply length.
+    /// </summary>
+    public static bool TryCount(ref CommandContext c, out long count)
+    {
+        if (!c.TryInt64(2, out count))
+            return false;
+        if (count != long.MinValue)
+            return true;
+        c.Error(CountOutOfRange);
+        return false;
+    }
+
     /// <summary>
     /// Parses HRANDFIELD's and ZRANDMEMBER's "[count [WITHVALUES|WITHSCORES]]" from argument 2,
-    /// with Redis's errors (a negative count with values is bounded so the reply stays countable).
+    /// with Redis's errors in Redis's order (the count first, then the syntax; a count with
+    /// values is bounded to +-LONG_MAX/2 so the flattened reply stays countable).
     /// </summary>
     public static bool TryOptions(ref CommandContext c, ReadOnlySpan<byte> withWord, out bool counted, out long count, out bool with)
     {
@@ -23,15 +41,15 @@ internal static unsafe class RandomFields
         with = false;
         if (!counted)
             return true;
+        if (!TryCount(ref c, out count))
+            return false;
         if (c.ArgCount > 4 || (c.ArgCount == 4 && !c.ArgIs(3, withWord)))
         {
             c.SyntaxError();
             return false;
         }
         with = c.ArgCount == 4;
-        if (!c.TryInt64(2, out count))
-            return false;
-        if (count < -long.MaxValue / 2 && with)
+        if (with && (count < -long.MaxValue / 2 || count > long.MaxValue / 2))
         {
             c.Error("ERR value is out of range");
             return false;

@@ -163,7 +163,7 @@ public static unsafe class SetCommands
             return;
         }
         long count = 0;
-        if (c.ArgCount == 3 && !c.TryInt64(2, out count))
+        if (c.ArgCount == 3 && !RandomFields.TryCount(ref c, out count))
             return;
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.Set, out bool failed);
         if (failed)

@@ -37,6 +37,7 @@ public sealed unsafe class Eviction
     private long _exceededSinceTicks;
     private long _exceededTotalTicks;
     private long _lastFailRequestTick;
+    private int _nextOtherShard;
 
     public Eviction(Keyspace keyspace)
     {
@@ -228,6 +229,59 @@ public sealed unsafe class Eviction
             }
         }
         return EvictionResult.Ok;
+    }
+
+    /// <summary>
+    /// After the shards a command holds had nothing left to evict while memory is still over:
+    /// evicts from the other shards, as Redis refuses a write only when nothing in its whole
+    /// keyspace can go. Inline mode takes each other shard with a try-acquire, never a wait, so a
+    /// thread that holds shards cannot deadlock with one that holds the shard it wants; a busy
+    /// shard is skipped. Executor mode cannot touch another executor's shard: it counts (racily)
+    /// what the others hold and leaves the evicting to their background passes. Fail only when no
+    /// shard holds a key the policy may evict; Running when one does but could not be reached now
+    /// (the command goes ahead, the background passes catch up).
+    /// </summary>
+    public EvictionResult PerformInOtherShards()
+    {
+        if (_policy == EvictionPolicy.NoEviction)
+            return EvictionResult.Fail;
+        var shards = _keyspace.Shards;
+        if (_keyspace.Mode == ExecutionMode.Inline)
+        {
+            // Start where the last caller stopped, so a stream of such writes spreads over the shards.
+            int start = (int)((uint)Interlocked.Increment(ref _nextOtherShard) % (uint)shards.Length);
+            var result = EvictionResult.Fail;
+            for (int i = 0; i < shards.Length; i++)
+            {
+                var shard = shards[(start + i) % shards.Length];
+                if (shard.IsHeldByCurrentThread || !shard.TryEnterInline(0))
+                    continue; // the command's own (already tried), or busy: its holder evicts before its own commands
+                try
+                {
+                    result = (EvictionResult)Math.Min((int)result, (int)shard.Cron.EvictForCommandElsewhere(shard));
+                }
+                finally
+                {
+                    shard.ExitInline();
+                }
+                if (!IsOverLimit)
+                    return EvictionResult.Ok;
+            }
+            if (result != EvictionResult.Fail)
+                return result;
+        }
+        return HasEvictableKeys() ? EvictionResult.Running : EvictionResult.Fail;
+    }
+
+    /// <summary>True when some shard holds a key the policy may evict (counts read without the shards' locks).</summary>
+    private bool HasEvictableKeys()
+    {
+        bool allKeys = (_policy & EvictionPolicy.AllKeys) != 0;
+        foreach (var shard in _keyspace.Shards)
+            foreach (var db in shard.Databases)
+                if ((allKeys ? db.Count : db.ExpiresCount) > 0)
+                    return true;
+        return false;
     }
 
     /// <summary>

@@ -141,6 +141,9 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
     public void EnterInline() => _inlineGate.Enter();
     public bool TryEnterInline(int waitMillis) => _inlineGate.TryEnter(waitMillis);
 
+    /// <summary>True when the calling thread holds the shard's lock (inline mode).</summary>
+    public bool IsHeldByCurrentThread => _inlineGate.IsHeldByCurrentThread;
+
     /// <summary>Lets the shard go; work handed over meanwhile goes to the thread pool, as the caller may hold other shards.</summary>
     public void ExitInline()
     {

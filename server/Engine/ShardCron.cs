@@ -61,14 +61,35 @@ public sealed class ShardCron
     }
 
     /// <summary>One background eviction pass over <paramref name="shard"/>, which the caller holds; its DELs reach the AOF.</summary>
-    public EvictionResult EvictInBackground(Shard shard)
+    public EvictionResult EvictInBackground(Shard shard) => Evict(shard, background: true);
+
+    /// <summary>
+    /// A pass over <paramref name="shard"/>, which the caller holds besides the shards of the
+    /// command it is running, for that command: its DELs reach the AOF before the shard is let go
+    /// (a later write to the same key must follow them in the file), and the command's own
+    /// deletion log is put back afterwards.
+    /// </summary>
+    public EvictionResult EvictForCommandElsewhere(Shard shard)
+    {
+        var commandLog = ExpiryLog.Current;
+        try
+        {
+            return Evict(shard, background: false);
+        }
+        finally
+        {
+            ExpiryLog.Current = commandLog;
+        }
+    }
+
+    private EvictionResult Evict(Shard shard, bool background)
     {
         if (Eviction is not { } eviction)
             return EvictionResult.Fail;
         var log = BeginDeletionLog();
         try
         {
-            return eviction.Perform(shard, background: true);
+            return eviction.Perform(shard, background);
         }
         finally
         {

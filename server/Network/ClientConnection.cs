@@ -428,7 +428,7 @@ public sealed partial class ClientConnection : IDisposable
             if (i >= count || _closing || CloseAfterReply)
                 return;
             Route route = Classify(i, out int shardIndex);
-            if (_specs[i] is { } spec && (spec.Flags & MayRunLong) != 0)
+            if (_specs[i] is { } spec && ((spec.Flags & MayRunLong) != 0 || (ReferenceEquals(spec, _server.Commands.Exec) && QueuedMayRunLong())))
                 await LeaveSocketThreadAsync();
             if (route == Route.Immediate)
             {
@@ -731,6 +731,16 @@ public sealed partial class ClientConnection : IDisposable
             FailTransaction();
             return;
         }
+        // Redis's MISCONF (processCommand, before queueing and the subscribed check): the disk
+        // cannot take writes, so none is accepted, and PING fails too so health checks notice;
+        // reads go on. Inside MULTI the refusal fails the transaction, as any rejected command does.
+        if ((spec.IsWrite || ReferenceEquals(spec, _server.Commands.Ping)) && _server.Aof.WriteError is { } diskError)
+        {
+            counters.Rejected[spec.Id]++;
+            Reply.Error("MISCONF Errors writing to the AOF file: " + diskError);
+            FailTransaction();
+            return;
+        }
         if (RefusedWhileSubscribed(spec))
         {
             counters.Rejected[spec.Id]++;
@@ -754,13 +764,6 @@ public sealed partial class ClientConnection : IDisposable
         }
 
         var aof = _server.Aof;
-        if (spec.IsWrite && aof.WriteError is { } diskError)
-        {
-            // Redis's MISCONF: the disk cannot take writes, so none is accepted; reads go on.
-            counters.Rejected[spec.Id]++;
-            Reply.Error("MISCONF Errors writing to the AOF file: " + diskError);
-            return;
-        }
         // Reads log too while the AOF is on: a key they find expired is deleted, and logged as DEL.
         Persistence.AofRecordBuffer? logged = null;
         if (aof.Enabled)

@@ -27,7 +27,8 @@ public sealed class BenchmarkOptions
     public const string DiagnosticsSuite = "diagnostics";
     public const string StudioSuite = "studio";
     public const string MonitorSuite = "monitor";
-    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite];
+    public const string InfoSuite = "info";
+    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite];
     /// <summary>
     /// What runs without --suites: everything but the diagnostics and studio suites, which run for
     /// several minutes of their own (and a browser) and are asked for by name.

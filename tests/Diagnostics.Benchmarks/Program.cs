@@ -95,8 +95,12 @@ try
         ? new MonitorSuite(options, redisServer, redisBenchmark, progress).Run()
         : null;
 
+    string? infoUnderLoad = options.Runs(BenchmarkOptions.InfoSuite)
+        ? new InfoLatencySuite(options, redisServer, redisBenchmark, progress).Run()
+        : null;
+
     var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics, studio, monitor);
-    string report = MarkdownReport.Build(machine, options, run);
+    string report = MarkdownReport.Build(machine, options, run) + infoUnderLoad;
     Console.WriteLine();
     Console.Write(report);
     if (options.OutputPath is not null)

@@ -86,6 +86,48 @@ public sealed class EvictionTests
         Assert.Equal(0, InfoFields.GetInt64(c, "stats", "evicted_keys"));
     }
 
+    /// <summary>
+    /// A write whose own shard has nothing to evict while other shards do: Redis (one keyspace)
+    /// evicts elsewhere and accepts it. Each round writes four 300 KB values, a and b and c and d,
+    /// which put memory over a limit 1 MB above the empty server's, then a small key of its own:
+    /// that key's shard is almost always one holding none of the four (16 shards), and only
+    /// evicting from theirs makes room. Side by side with redis-server, neither refuses a write.
+    /// </summary>
+    [Theory]
+    [InlineData("inline")]
+    [InlineData("executor")]
+    public void AWriteWhoseShardHasNothingToEvictEvictsFromTheOtherShards(string mode)
+    {
+        using var ours = ServerProcess.Start("--execution-mode", mode, "--shards", "16", "--hz", "1");
+        using var redis = RealRedisServer.Start("--hz", "1");
+        string big = new('v', 300_000);
+        foreach (var (name, c) in new[] { ("ours", ours.Connect()), ("redis", redis.Connect()) })
+        {
+            using (c)
+            {
+                RespAssert.Ok(c.Call("CONFIG", "SET", "maxmemory-policy", "allkeys-lru"));
+                long empty = UsedMemory(c);
+                RespAssert.Ok(c.Call("CONFIG", "SET", "maxmemory", (empty + 1024 * 1024).ToString()));
+                var refused = new List<string>();
+                for (int round = 0; round < 20; round++)
+                {
+                    List<string[]> commands = [["SET", "a", big], ["SET", "b", big], ["SET", "c", big], ["SET", "d", big], ["SET", $"small:{round}", "x"]];
+                    var replies = Pipeline.Run(c, commands);
+                    for (int i = 0; i < replies.Count; i++)
+                    {
+                        if (replies[i].IsError)
+                        {
+                            Assert.True(replies[i].Text == OomError, $"{name}: {replies[i]}");
+                            refused.Add($"{commands[i][1]} (round {round})");
+                        }
+                    }
+                }
+                Assert.True(refused.Count == 0, $"{name} ({mode}) refused {refused.Count} of 100 writes with OOM while other shards held evictable keys: {string.Join(", ", refused)}");
+                Assert.True(InfoFields.GetInt64(c, "stats", "evicted_keys") > 0, $"{name} evicted nothing");
+            }
+        }
+    }
+
     [Theory]
     [InlineData("volatile-lru")]
     [InlineData("volatile-lfu")]

@@ -189,4 +189,51 @@ public sealed class InfoCommandTests(SharedServer shared) : IClassFixture<Shared
 
     private static long Delta(Dictionary<string, string> before, Dictionary<string, string> after, string field)
         => long.Parse(after[field]) - long.Parse(before[field]);
+
+    /// <summary>
+    /// INFO reads counters and takes no shard, so it answers while a transaction holds every shard
+    /// in a long command: EXEC of MULTI / DEBUG SLEEP must not keep the INFO of other clients
+    /// (monitoring systems, fresh connections) waiting until it ends. Before the fix EXEC ran on the
+    /// socket engine thread, and in about half the runs every new client's INFO waited out the
+    /// whole sleep; eight rounds make a miss of that unlikely (1 in 256). Ordering, not a latency
+    /// threshold: every INFO must be answered before its round's sleep can have ended.
+    /// </summary>
+    [Fact]
+    public void InfoAnswersWhileATransactionHoldsEveryShardInALongCommand()
+    {
+        using var server = ServerProcess.Start();
+        for (int round = 0; round < 8; round++)
+        {
+            // A new connection each round: whether its socket shares a thread with the accepting
+            // of new clients is what decided the stall.
+            using var sleeper = server.Connect();
+            RespAssert.Ok(sleeper.Call("MULTI"));
+            RespAssert.Simple("QUEUED", sleeper.Call("DEBUG", "SLEEP", "1.5"));
+            var clock = System.Diagnostics.Stopwatch.StartNew();
+            sleeper.Send("EXEC");
+            Thread.Sleep(200);
+            var answeredAt = new double[4];
+            var monitors = new Thread[answeredAt.Length];
+            for (int i = 0; i < monitors.Length; i++)
+            {
+                int slot = i;
+                monitors[i] = new Thread(() =>
+                {
+                    using var monitor = server.Connect();
+                    Assert.Contains("# Server", monitor.Call("INFO").Text);
+                    answeredAt[slot] = clock.Elapsed.TotalSeconds;
+                });
+                monitors[i].Start();
+            }
+            foreach (var monitor in monitors)
+                Assert.True(monitor.Join(TimeSpan.FromSeconds(30)), "INFO did not answer");
+            var exec = sleeper.Read();
+            double execAt = clock.Elapsed.TotalSeconds;
+            Assert.True(exec.IsArray, $"EXEC replied {exec}");
+            Assert.True(execAt >= 1.5, $"EXEC answered after {execAt:0.00} s: DEBUG SLEEP 1.5 did not hold");
+            // The sleep cannot end sooner than 1.5 s after EXEC was sent: an INFO answered before
+            // then was answered while the transaction held every shard.
+            Assert.True(answeredAt.Max() < 1.5, $"round {round}: INFO waited for the transaction's DEBUG SLEEP: answered at {string.Join(", ", answeredAt.Select(t => t.ToString("0.00")))} s, EXEC at {execAt:0.00} s");
+        }
+    }
 }

@@ -62,6 +62,25 @@ public sealed class DataTypeConformanceTests
             "WATCH zz", "MULTI", "SET zz 1", "EXEC", "MULTI", "SHUTDOWN", "EXEC", "MULTI", "SELECT 2", "SET in2 x", "EXEC",
             "GET in2", "SELECT 2", "GET in2", "SELECT 0", "MULTI", "HSET h f v", "HGETALL h", "ZADD z 1 m", "ZRANGE z 0 -1 WITHSCORES", "EXEC",
         ],
+        // Counts at the edges of a 64-bit long: Redis refuses LONG_MIN (its negation would be the
+        // reply's length) before it looks at the key or the syntax, and bounds a count with values
+        // to +-LONG_MAX/2. No large negative count on an existing key: Redis would send that many.
+        ["random-counts"] =
+        [
+            "SADD s a b c", "HSET h a 1 b 2", "ZADD z 1 a 2 b",
+            "SRANDMEMBER s -9223372036854775808", "SRANDMEMBER nos -9223372036854775808", "SRANDMEMBER s 1 x",
+            "SRANDMEMBER nos -9223372036854775807", "~SRANDMEMBER s 9223372036854775807", "SRANDMEMBER s abc",
+            "HRANDFIELD h -9223372036854775808", "HRANDFIELD noh -9223372036854775808",
+            "HRANDFIELD h -9223372036854775808 WITHVALUES", "HRANDFIELD noh -9223372036854775808 WITHVALUES",
+            "HRANDFIELD h -9223372036854775808 X", "HRANDFIELD h abc X", "HRANDFIELD h 4611686018427387904 WITHVALUES",
+            "HRANDFIELD noh -4611686018427387904 WITHVALUES", "HRANDFIELD noh -4611686018427387903 WITHVALUES",
+            "~HRANDFIELD h 4611686018427387903 WITHVALUES", "~HRANDFIELD h 9223372036854775807",
+            "ZRANDMEMBER z -9223372036854775808", "ZRANDMEMBER noz -9223372036854775808",
+            "ZRANDMEMBER z -9223372036854775808 WITHSCORES", "ZRANDMEMBER noz -9223372036854775808 WITHSCORES",
+            "ZRANDMEMBER z -9223372036854775808 X", "ZRANDMEMBER z abc X", "ZRANDMEMBER z 4611686018427387904 WITHSCORES",
+            "ZRANDMEMBER noz -4611686018427387904 WITHSCORES", "ZRANDMEMBER noz -4611686018427387903 WITHSCORES",
+            "~ZRANDMEMBER z 4611686018427387903 WITHSCORES", "~ZRANDMEMBER z 9223372036854775807",
+        ],
         ["hash"] =
         [
             "HSET h a 1 b 2 c 3", "HSET h a 10", "HSET h x", "HGET h a", "HGET h nope", "HGET nokey a",
