@@ -27,24 +27,6 @@ public sealed class ClientMemoryTests
     private static RespClient Connect(IDisposable server)
         => server is ServerProcess ours ? ours.Connect() : ((RealRedisServer)server).Connect();
 
-    /// <summary>The CLIENT LIST fields of the client named <paramref name="name"/>; null when it is gone.</summary>
-    private static Dictionary<string, string>? ClientFields(RespClient control, string name)
-    {
-        foreach (var line in control.Call("CLIENT", "LIST").Text!.Split('\n', StringSplitOptions.RemoveEmptyEntries))
-        {
-            var fields = new Dictionary<string, string>(StringComparer.Ordinal);
-            foreach (var pair in line.Trim().Split(' '))
-            {
-                int eq = pair.IndexOf('=');
-                if (eq > 0)
-                    fields[pair[..eq]] = pair[(eq + 1)..];
-            }
-            if (fields.GetValueOrDefault("name") == name)
-                return fields;
-        }
-        return null;
-    }
-
     private static long QueryBufferMemory(Dictionary<string, string> fields)
         => long.Parse(fields["qbuf"]) + long.Parse(fields["qbuf-free"]);
 
@@ -71,13 +53,13 @@ public sealed class ClientMemoryTests
                 long usedAfterWrites = InfoFields.GetInt64(control, "memory", "used_memory");
                 long heldAfterWrites = 0;
                 for (int i = 0; i < Clients; i++)
-                    heldAfterWrites += QueryBufferMemory(ClientFields(control, $"big-{i}")!);
+                    heldAfterWrites += QueryBufferMemory(ClientListFields.Of(control, $"big-{i}")!);
 
                 // Idle for more than 2 s: every one of them is down to a small buffer.
                 Poll.Until(() =>
                 {
                     for (int i = 0; i < Clients; i++)
-                        if (QueryBufferMemory(ClientFields(control, $"big-{i}")!) > 64 * 1024)
+                        if (QueryBufferMemory(ClientListFields.Of(control, $"big-{i}")!) > 64 * 1024)
                             return false;
                     return true;
                 }, () => $"every idle client holds at most 64 KB of query buffer; CLIENT LIST:\n{control.Call("CLIENT", "LIST").Text}", timeoutMs: 15_000);
@@ -142,7 +124,7 @@ public sealed class ClientMemoryTests
                     RespAssert.Simple("PONG", client.Call("PING"));
                     client.Dispose();
                 }
-                Assert.Null(ClientFields(control, "big"));
+                Assert.Null(ClientListFields.Of(control, "big"));
 
                 using (var spared = Connect(server))
                 {
@@ -151,7 +133,7 @@ public sealed class ClientMemoryTests
                     RespAssert.Ok(spared.Call("SET", "spared", value));
                     Thread.Sleep(2500); // two clients-cron passes at least
                     RespAssert.Simple("PONG", spared.Call("PING"));
-                    Assert.Contains("e", ClientFields(control, "spared")!["flags"]);
+                    Assert.Contains("e", ClientListFields.Of(control, "spared")!["flags"]);
                 }
                 Assert.Equal(1, InfoFields.GetInt64(control, "stats", "evicted_clients"));
             }

@@ -20,24 +20,6 @@ public sealed class OutputBufferLimitTests
 
     private static void SetMegabyteValue(RespClient c, string key) => RespAssert.Ok(c.Call("SET", key, Megabyte));
 
-    /// <summary>The CLIENT LIST fields of the client named <paramref name="name"/>, or null when it is gone.</summary>
-    private static Dictionary<string, string>? ClientFields(RespClient c, string name)
-    {
-        foreach (var line in c.Call("CLIENT", "LIST").Text!.Split('\n', StringSplitOptions.RemoveEmptyEntries))
-        {
-            var fields = new Dictionary<string, string>();
-            foreach (var pair in line.Split(' '))
-            {
-                int eq = pair.IndexOf('=');
-                if (eq > 0)
-                    fields[pair[..eq]] = pair[(eq + 1)..];
-            }
-            if (fields.GetValueOrDefault("name") == name)
-                return fields;
-        }
-        return null;
-    }
-
     private static long Disconnections(RespClient c) => InfoFields.GetInt64(c, "stats", "client_output_buffer_limit_disconnections");
 
     [Theory]
@@ -61,7 +43,7 @@ public sealed class OutputBufferLimitTests
         Assert.Contains("Client id=", logLine);
         Assert.Contains("name=stuck-hard", logLine);
         Assert.Contains("cmd=get", logLine);
-        Poll.Until(() => ClientFields(other, "stuck-hard") is null, "the client leaves CLIENT LIST");
+        Poll.Until(() => ClientListFields.Of(other, "stuck-hard") is null, "the client leaves CLIENT LIST");
 
         // Everyone else carries on.
         RespAssert.Simple("PONG", other.Call("PING"));
@@ -81,11 +63,11 @@ public sealed class OutputBufferLimitTests
         var clock = Stopwatch.StartNew();
         stuck.SendGets("soft:big", 16);
         // Stuck with megabytes unsent, over the soft limit but with no hard limit: still connected.
-        Poll.Until(() => long.Parse(ClientFields(other, "stuck-soft")?["omem"] ?? "0") > 1 << 20, "the stuck client holds over 1 MB of replies");
+        Poll.Until(() => long.Parse(ClientListFields.Of(other, "stuck-soft")?["omem"] ?? "0") > 1 << 20, "the stuck client holds over 1 MB of replies");
         RespAssert.Simple("PONG", other.Call("PING"));
 
         // Not reading (reading would empty the buffer and stop the clock) until the server drops it.
-        Poll.Until(() => ClientFields(other, "stuck-soft") is null, "the stuck client is closed", 15_000);
+        Poll.Until(() => ClientListFields.Of(other, "stuck-soft") is null, "the stuck client is closed", 15_000);
         // The soft timer started once the replies were produced, after the send: at least 2 s before the close.
         Assert.True(clock.Elapsed >= TimeSpan.FromSeconds(2), $"closed after {clock.Elapsed.TotalMilliseconds} ms, before the soft limit's 2 seconds");
         long received = stuck.DrainUntilClosed(15_000);
@@ -108,12 +90,12 @@ public sealed class OutputBufferLimitTests
         Dictionary<string, string>? fields = null;
         Poll.Until(() =>
         {
-            fields = ClientFields(other, "stuck-omem");
+            fields = ClientListFields.Of(other, "stuck-omem");
             return fields is not null && long.Parse(fields["omem"]) > 0 && long.Parse(fields["tot-net-out"]) >= total;
         }, "the stuck client's replies are produced and partly unsent");
         // The kernel takes what fits its buffers; the rest is what this server holds for the client.
         Thread.Sleep(300);
-        fields = ClientFields(other, "stuck-omem")!;
+        fields = ClientListFields.Of(other, "stuck-omem")!;
         long omem = long.Parse(fields["omem"]);
         Assert.InRange(omem, 1, total);
         Assert.True(long.Parse(fields["oll"]) > 0, $"oll={fields["oll"]} with {omem} bytes unsent");
@@ -124,7 +106,7 @@ public sealed class OutputBufferLimitTests
         // Once the client reads everything, nothing is left unsent.
         var replies = new byte[total];
         stuck.ReadExactly(replies, 30_000);
-        Poll.Until(() => ClientFields(other, "stuck-omem") is { } f && f["omem"] == "0" && f["oll"] == "0" && f["events"] == "r",
+        Poll.Until(() => ClientListFields.Of(other, "stuck-omem") is { } f && f["omem"] == "0" && f["oll"] == "0" && f["events"] == "r",
             "the client's output buffer is empty after it read everything");
         Assert.Equal(0, Disconnections(other));
     }
@@ -137,12 +119,12 @@ public sealed class OutputBufferLimitTests
         SetMegabyteValue(other, "lower:big");
         using var stuck = new NonReadingClient(server.Port, "stuck-lower");
         stuck.SendGets("lower:big", 16);
-        Poll.Until(() => long.Parse(ClientFields(other, "stuck-lower")?["omem"] ?? "0") > 2 << 20, "the client is stuck with over 2 MB unsent");
+        Poll.Until(() => long.Parse(ClientListFields.Of(other, "stuck-lower")?["omem"] ?? "0") > 2 << 20, "the client is stuck with over 2 MB unsent");
 
         // Nothing more is produced for it: the clients cron finds it over the new hard limit.
         RespAssert.Ok(other.Call("CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0"));
         // Not reading meanwhile: that would empty the buffer before the cron looks.
-        Poll.Until(() => ClientFields(other, "stuck-lower") is null, "the stuck client is closed", 15_000);
+        Poll.Until(() => ClientListFields.Of(other, "stuck-lower") is null, "the stuck client is closed", 15_000);
         Assert.True(stuck.DrainUntilClosed(15_000) < 16L * NonReadingClient.MegabyteReplyBytes);
         Assert.Equal(1, Disconnections(other));
         Poll.Until(() => server.Output.Contains("name=stuck-lower"), "the server logs the disconnection");
@@ -162,7 +144,7 @@ public sealed class OutputBufferLimitTests
         long replyBytes = 1 + (size.ToString().Length) + 2 + size + 2;
         slow.ReadSlowly(replyBytes, 64 * 1024, 25);
 
-        Assert.NotNull(ClientFields(other, "slow-reader"));
+        Assert.NotNull(ClientListFields.Of(other, "slow-reader"));
         Assert.Equal(0, Disconnections(other));
         Assert.DoesNotContain(LimitLogLine, server.Output);
     }

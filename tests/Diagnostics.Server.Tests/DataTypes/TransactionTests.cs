@@ -78,15 +78,13 @@ public sealed class TransactionTests
     {
         using var server = ServerProcess.Start();
         using var c = server.Connect();
-        RespAssert.Ok(c.Call("SET", "e:k", "v", "PX", "100"));
-        RespAssert.Ok(c.Call("WATCH", "e:k"));
-        Thread.Sleep(250);
+        WatchWhileAlive(c, "e:k");
+        Thread.Sleep(450); // past its 300 ms, without touching it: EXEC must notice on its own
         Assert.True(Transaction(c, ["SET", "e:other", "x"]).IsNull, "EXEC ran though a watched key expired meanwhile");
 
         // Active expiry deleting it in the background aborts as well (DBSIZE counts without touching keys).
         RespAssert.Ok(c.Call("FLUSHALL"));
-        RespAssert.Ok(c.Call("SET", "e:k2", "v", "PX", "100"));
-        RespAssert.Ok(c.Call("WATCH", "e:k2"));
+        WatchWhileAlive(c, "e:k2");
         Poll.Until(() => c.Call("DBSIZE").Integer == 0, "active expiry to delete e:k2");
         Assert.True(Transaction(c, ["SET", "e:other", "x"]).IsNull, "EXEC ran though a watched key was expired by the cron");
 
@@ -96,6 +94,24 @@ public sealed class TransactionTests
         Thread.Sleep(150);
         RespAssert.Ok(c.Call("WATCH", "e:k3"));
         RespAssert.Ok(Transaction(c, ["SET", "e:other", "y"]).Array[0]);
+    }
+
+    /// <summary>
+    /// Sets <paramref name="key"/> to expire soon and watches it while it still lives: on a loaded
+    /// machine a short TTL can run out before WATCH arrives, and a key already expired when watched
+    /// rightly does not abort EXEC, so the watch is retried until PTTL shows it was taken in time.
+    /// </summary>
+    private static void WatchWhileAlive(RespClient c, string key)
+    {
+        for (int attempt = 0; attempt < 10; attempt++)
+        {
+            RespAssert.Ok(c.Call("SET", key, "v", "PX", "300"));
+            RespAssert.Ok(c.Call("WATCH", key));
+            if (c.Call("PTTL", key).Integer > 0)
+                return;
+            RespAssert.Ok(c.Call("UNWATCH"));
+        }
+        Assert.Fail($"{key} expired before WATCH reached the server in 10 tries");
     }
 
     [Fact]
