@@ -16,6 +16,7 @@ public sealed class RespTarget : IFuzzTarget
 {
     private const int MaxCommandsPerBatch = 1024;   // ClientConnection's
     private const int TinyBulkLimit = 32;
+    private const int MaxPendingSegments = 8;
 
     public string Name => "resp";
 
@@ -60,8 +61,18 @@ public sealed class RespTarget : IFuzzTarget
             foreach (var memory in buffer)
                 if (!memory.IsEmpty)
                     pending.Add(memory);
+            // A pipe packs small reads into ~4 KB segments: without this, a long line trickling in a
+            // byte at a time made the harness (not the parser) allocate quadratically many segments.
+            if (pending.Count > MaxPendingSegments)
+            {
+                byte[] merged = SequenceChunk.Join(pending).ToArray();
+                pending.Clear();
+                pending.Add(merged);
+            }
             // The open command's kept arguments plus the unparsed tail can never exceed what arrived.
-            long held = batch.ArenaBytes + pending.Sum(m => (long)m.Length);
+            long held = batch.ArenaBytes;
+            foreach (var memory in pending)
+                held += memory.Length;
             if (held > received)
                 throw new InvalidOperationException($"the parser holds {held} bytes after receiving {received}");
         }
