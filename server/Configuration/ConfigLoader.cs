@@ -54,10 +54,22 @@ public static class ConfigLoader
 
     public static void LoadFile(string path, ServerConfig config, List<string> problems) => LoadFile(path, config, problems, 0);
 
-    private static void LoadFile(string path, ServerConfig config, List<string> problems, int depth)
+    /// <summary>False once includes nested too deep: every file stops there, so a file that includes itself twice is not read 2^32 times.</summary>
+    private static bool LoadFile(string path, ServerConfig config, List<string> problems, int depth)
     {
+        string[] lines;
+        try
+        {
+            lines = File.ReadAllLines(path);
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            // A missing or unreadable include (or a folder) is a problem to report, not an unhandled exception.
+            problems.Add($"Fatal error, can't open config file '{path}': {ex.Message}");
+            return true;
+        }
         int lineNumber = 0;
-        foreach (string raw in File.ReadLines(path))
+        foreach (string raw in lines)
         {
             lineNumber++;
             string line = raw.Trim();
@@ -75,15 +87,27 @@ public static class ConfigLoader
                 if (depth >= MaxIncludeDepth)
                 {
                     problems.Add($"{path}:{lineNumber}: '{line}': includes nest deeper than {MaxIncludeDepth} files (does a file include itself?)");
-                    return;
+                    return false;
                 }
-                LoadFile(Path.GetFullPath(words[1], Path.GetDirectoryName(path)!), config, problems, depth + 1);
+                string included;
+                try
+                {
+                    included = Path.GetFullPath(words[1], Path.GetDirectoryName(path)!);
+                }
+                catch (ArgumentException)
+                {
+                    problems.Add($"{path}:{lineNumber}: '{line}': not a valid file name"); // empty, or holding a NUL
+                    continue;
+                }
+                if (!LoadFile(included, config, problems, depth + 1))
+                    return false;
                 continue;
             }
             string? problem = config.Set(name, string.Join(' ', words.Skip(1)), atStartup: true);
             if (problem is not null)
                 problems.Add($"{path}:{lineNumber}: '{Shown(config, name, line)}': {problem}");
         }
+        return true;
     }
 
     /// <summary>A line as a problem report quotes it: a secret setting's value is not printed.</summary>

@@ -296,7 +296,7 @@ public sealed partial class RdbReader
         ulong length = ReadLength(out bool encoding);
         if (!encoding)
         {
-            ReadBytes(target.Reserve(CheckedLength(length, at)));
+            ReadStringBytes(target, CheckedLength(length, at));
             return;
         }
         switch (length)
@@ -333,9 +333,8 @@ public sealed partial class RdbReader
         if (statedLength > (ulong)compressedLength * 88 || statedLength > (ulong)Array.MaxLength)
             throw new RdbFormatException($"corrupt LZF-compressed string while reading {_reading}: {compressedLength} compressed bytes cannot hold {statedLength} bytes", at);
         int length = (int)statedLength;
-        Span<byte> compressed = _compressed.Reserve(compressedLength);
-        ReadBytes(compressed);
-        int produced = Lzf.Decompress(compressed, target.Reserve(length));
+        ReadStringBytes(_compressed, compressedLength);
+        int produced = Lzf.Decompress(_compressed.Span, target.Reserve(length));
         if (produced != length)
             throw new RdbFormatException($"corrupt LZF-compressed string while reading {_reading}: it does not decompress to its stated {length} bytes", at);
     }
@@ -361,6 +360,26 @@ public sealed partial class RdbReader
                 throw new RdbFormatException($"truncated: a string of {length} bytes while reading {_reading}, but only {remaining} bytes remain", at);
         }
         return (int)length;
+    }
+
+    /// <summary>
+    /// Reads <paramref name="length"/> bytes into <paramref name="target"/>. A forward-only stream
+    /// cannot say how much remains, so there a large string's buffer grows (doubling) as its bytes
+    /// arrive: an 18-byte file claiming a 2 GB key allocated 2 GB before failing as truncated.
+    /// </summary>
+    private void ReadStringBytes(GrowableBuffer target, int length)
+    {
+        if (!_exactReads || length <= BufferSize)
+        {
+            ReadBytes(target.Reserve(length));
+            return;
+        }
+        ReadBytes(target.Reserve(BufferSize));
+        while (target.Length < length)
+        {
+            int filled = target.Length;
+            ReadBytes(target.Extend((int)Math.Min(length, 2L * filled))[filled..]);
+        }
     }
 
     /// <summary>Fills <paramref name="destination"/> from the RDB, bypassing the buffer for large reads.</summary>
@@ -539,6 +558,20 @@ public sealed partial class RdbReader
                 {
                     _array = GC.AllocateUninitializedArray<byte>(size);
                 }
+            }
+            Length = size;
+            return _array.AsSpan(0, size);
+        }
+
+        /// <summary>Grows to <paramref name="size"/> bytes keeping the current content, and sets the length to it.</summary>
+        public Span<byte> Extend(int size)
+        {
+            if (_array.Length < size)
+            {
+                byte[] larger = GC.AllocateUninitializedArray<byte>(size);
+                _array.AsSpan(0, Length).CopyTo(larger);
+                Release();
+                _array = larger;
             }
             Length = size;
             return _array.AsSpan(0, size);

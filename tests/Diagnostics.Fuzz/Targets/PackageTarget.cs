@@ -1,0 +1,70 @@
+using System.IO.Compression;
+using System.Text.Json;
+using Diagnostics.Contracts;
+using Diagnostics.Doctor;
+using Diagnostics.Fuzz.Harness;
+
+namespace Diagnostics.Fuzz.Targets;
+
+/// <summary>
+/// The debug package reader, as the studio opens an uploaded package (PackageSource.Open): the
+/// zip, the manifest, every part, then the doctor's rules on what was read. An input starting
+/// "PK" is the zip itself (its directory and entries get fuzzed). Any other input is the parts'
+/// JSON separated by NUL bytes, stored uncompressed under the package's file names in order,
+/// so the JSON and the rules get fuzzed too (a mutated zip entry mostly fails its CRC).
+/// Documented refusals: <see cref="InvalidDataException"/> (not a zip, no manifest) and
+/// <see cref="JsonException"/> (an entry that is not the JSON it should be).
+/// </summary>
+public sealed class PackageTarget : IFuzzTarget
+{
+    /// <summary>The parts in the order a NUL-separated input assigns them.</summary>
+    public static readonly string[] PartNames =
+    [
+        PackageManifest.FileName, "info.json", "history.json", "threads.json", "clients.json", "commands.json",
+        "latency.json", "slowlog.json", "memory.json", "runtime.json", "environment.json", "diskio.json",
+        "monitor.json", "config.json",
+    ];
+
+    public string Name => "package";
+
+    public void Run(ReadOnlySpan<byte> input)
+    {
+        using var stream = input.StartsWith("PK"u8) ? new MemoryStream(input.ToArray(), writable: false) : Package(input);
+        try
+        {
+            using var zip = new ZipArchive(stream, ZipArchiveMode.Read, leaveOpen: true);
+            PackageReader.ReadManifest(zip);
+            var doctorInput = PackageReader.ReadInput(zip);
+            DoctorRules.Examine(doctorInput);
+        }
+        catch (Exception ex) when (ex is InvalidDataException or JsonException)
+        {
+        }
+    }
+
+    /// <summary>A stored (uncompressed) zip of the NUL-separated parts.</summary>
+    public static MemoryStream Package(ReadOnlySpan<byte> parts)
+    {
+        var stream = new MemoryStream();
+        using (var zip = new ZipArchive(stream, ZipArchiveMode.Create, leaveOpen: true))
+        {
+            int index = 0;
+            while (index < PartNames.Length)
+            {
+                int end = parts.IndexOf((byte)0);
+                var part = end < 0 ? parts : parts[..end];
+                if (!part.IsEmpty)
+                {
+                    using var entry = zip.CreateEntry(PartNames[index], CompressionLevel.NoCompression).Open();
+                    entry.Write(part);
+                }
+                index++;
+                if (end < 0)
+                    break;
+                parts = parts[(end + 1)..];
+            }
+        }
+        stream.Position = 0;
+        return stream;
+    }
+}
