@@ -1,5 +1,4 @@
 using System.IO.Compression;
-using System.Text.Json;
 using Diagnostics.Contracts;
 using Diagnostics.Doctor;
 using Diagnostics.Fuzz.Harness;
@@ -7,13 +6,13 @@ using Diagnostics.Fuzz.Harness;
 namespace Diagnostics.Fuzz.Targets;
 
 /// <summary>
-/// The debug package reader, as the studio opens an uploaded package (PackageSource.Open): the
-/// zip, the manifest, every part, then the doctor's rules on what was read. An input starting
-/// "PK" is the zip itself (its directory and entries get fuzzed). Any other input is the parts'
-/// JSON separated by NUL bytes, stored uncompressed under the package's file names in order,
-/// so the JSON and the rules get fuzzed too (a mutated zip entry mostly fails its CRC).
-/// Documented refusals: <see cref="InvalidDataException"/> (not a zip, no manifest) and
-/// <see cref="JsonException"/> (an entry that is not the JSON it should be).
+/// The debug package reader through its one entry point for untrusted packages,
+/// <see cref="PackageReader.Read"/>, as the studio opens an upload (PackageSource.Open), with
+/// the default limits; then the doctor's rules on what was read. An input starting "PK" is the
+/// zip itself (its directory and entries get fuzzed). Any other input is the parts' JSON
+/// separated by NUL bytes, stored uncompressed under the package's file names in order, so the
+/// JSON and the rules get fuzzed too (a mutated zip entry mostly fails its CRC). The documented
+/// refusal is <see cref="InvalidPackageException"/> (not a zip, not a package, damaged, over a limit).
 /// </summary>
 public sealed class PackageTarget : IFuzzTarget
 {
@@ -30,16 +29,16 @@ public sealed class PackageTarget : IFuzzTarget
     public void Run(ReadOnlySpan<byte> input)
     {
         using var stream = input.StartsWith("PK"u8) ? new MemoryStream(input.ToArray(), writable: false) : Package(input);
+        PackageContents contents;
         try
         {
-            using var zip = new ZipArchive(stream, ZipArchiveMode.Read, leaveOpen: true);
-            PackageReader.ReadManifest(zip);
-            var doctorInput = PackageReader.ReadInput(zip);
-            DoctorRules.Examine(doctorInput);
+            contents = PackageReader.Read(stream, PackageLimits.Default, "fuzz.zip");
         }
-        catch (Exception ex) when (ex is InvalidDataException or JsonException)
+        catch (InvalidPackageException)
         {
+            return;
         }
+        DoctorRules.Examine(contents.Input);
     }
 
     /// <summary>A stored (uncompressed) zip of the NUL-separated parts.</summary>
