@@ -1,5 +1,6 @@
 using Diagnostics.Server;
 using Diagnostics.Server.Api;
+using Diagnostics.Server.Commands;
 using Diagnostics.Server.Api.Access;
 using Diagnostics.Server.Configuration;
 using Diagnostics.Contracts;
@@ -14,6 +15,9 @@ using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 
 // First: from here on a SIGTERM or SIGINT at any moment is an orderly stop (exit 0), not a kill.
 using var stopSignals = new StopSignals();
+// Redis's first line, printed before the configuration (and so the log level) is known; here it
+// also tells whoever started the process that a signal from now on is an orderly stop.
+Console.Out.WriteLine($"{DateTime.Now:dd MMM yyyy HH:mm:ss.fff} warn: Server[0] oO0OoO0OoO0Oo Diagnostics.Server is starting oO0OoO0OoO0Oo (redis_version={ConnectionCommands.CompatibleVersion}, pid={Environment.ProcessId}, just started)");
 Thread.CurrentThread.Name ??= "main"; // it loads the AOF: name it in INFO threads and diskio
 var config = new ServerConfig();
 var problems = ConfigLoader.Load(args, config);
