@@ -33,6 +33,7 @@ public sealed class ClientSessions(DataServer server, ILogger<ClientSessions> lo
             return;
         }
 
+        bool released = false;
         try
         {
             var client = new ClientConnection(server, transport, log);
@@ -43,13 +44,18 @@ public sealed class ClientSessions(DataServer server, ILogger<ClientSessions> lo
             }
             finally
             {
+                // The place is given back as the client leaves the list, before its buffers are
+                // freed: once connected_clients shows it gone, a new connection may take its place.
                 server.Clients.Remove(client);
+                server.Clients.Release();
+                released = true;
                 client.Dispose();
             }
         }
         finally
         {
-            server.Clients.Release();
+            if (!released)
+                server.Clients.Release();
         }
     }
 
