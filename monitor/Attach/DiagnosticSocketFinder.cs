@@ -47,7 +47,7 @@ public static class DiagnosticSocketFinder
             else
                 found ??= Path.Combine(realFolder, Path.GetFileName(candidate));
         }
-        return (found, found is null ? $"no diagnostic socket of pid {pidText} in {folder} passed the checks" : "", ignored);
+        return (found, found is null ? $"no .NET diagnostic socket of pid {pidText} in {folder} passed the checks (a stale one left by an earlier process with the same pid, or one planted by another user)" : "", ignored);
     }
 
     private static string? WhyNot(string path, string pid, uint uid, ProcessSockets sockets)

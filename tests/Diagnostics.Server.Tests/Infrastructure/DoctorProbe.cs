@@ -19,8 +19,11 @@ public static class DoctorProbe
     public static Finding Expect(ServerProcess server, string rule, int timeoutMs = 10_000, Func<Finding, bool>? until = null, string? what = null, string? secret = null)
     {
         Finding? found = null;
-        Poll.Until(() => (found = Find(Examine(server, secret), rule, until)) is not null,
-            what ?? $"the doctor to report {rule}", timeoutMs);
+        DoctorReport? last = null;
+        Poll.Until(() => (found = Find(last = Examine(server, secret), rule, until)) is not null,
+            () => (what ?? $"the doctor to report {rule}") + "; it last reported: "
+                + (last is null ? "nothing" : string.Join("; ", last.Findings.Select(f => $"{f.Rule}: {f.Seen}")) is { Length: > 0 } seen ? seen : "no findings"),
+            timeoutMs);
         Assert.False(string.IsNullOrWhiteSpace(found!.Seen));
         Assert.False(string.IsNullOrWhiteSpace(found.Advice));
         Assert.False(string.IsNullOrWhiteSpace(found.Title));
