@@ -46,6 +46,17 @@ public static class InfoBuilder
     /// </summary>
     public static string Build(DataServer server, IReadOnlyCollection<string> requested)
     {
+        var text = new StringBuilder(4096);
+        Build(text, server, requested);
+        return text.ToString();
+    }
+
+    /// <summary>
+    /// Appends the text to <paramref name="text"/>: INFO passes a pooled builder, so a monitoring
+    /// system's call every second costs no garbage beyond a few small objects.
+    /// </summary>
+    public static void Build(StringBuilder text, DataServer server, IReadOnlyCollection<string> requested)
+    {
         var selected = new bool[Sections.Length];
         if (requested.Count == 0)
             requested = ["default"];
@@ -60,25 +71,34 @@ public static class InfoBuilder
             }
         }
 
-        var text = new StringBuilder(4096);
+        int start = text.Length;
         for (int i = 0; i < Sections.Length; i++)
         {
             if (!selected[i])
                 continue;
-            if (text.Length > 0)
+            if (text.Length > start)
                 text.Append("\r\n");
             text.Append("# ").Append(Sections[i].Title).Append("\r\n");
             Sections[i].Write(text, server);
         }
-        return text.ToString();
     }
 
     /// <summary>A free text (a thread name) made safe inside a "k=v,k=v" field value.</summary>
     internal static string FieldSafe(string text) => text.Replace(',', ' ').Replace(':', ' ');
 
     internal static void Field(StringBuilder text, string name, string value) => text.Append(name).Append(':').Append(value).Append("\r\n");
-    internal static void Field(StringBuilder text, string name, long value) => Field(text, name, value.ToString(CultureInfo.InvariantCulture));
-    private static void Field(StringBuilder text, string name, double value, string format) => Field(text, name, value.ToString(format, CultureInfo.InvariantCulture));
+    internal static void Field(StringBuilder text, string name, long value) => text.Append(name).Append(':').Append(value).Append("\r\n");
+
+    private static void Field(StringBuilder text, string name, double value, string format)
+    {
+        Span<char> digits = stackalloc char[64];
+        text.Append(name).Append(':');
+        if (value.TryFormat(digits, out int written, format, CultureInfo.InvariantCulture))
+            text.Append(digits[..written]);
+        else
+            text.Append(value.ToString(format, CultureInfo.InvariantCulture));
+        text.Append("\r\n");
+    }
 
     /// <summary>
     /// Tracked native memory per thread, from the allocator's own records: the per-thread view of
@@ -134,7 +154,7 @@ public static class InfoBuilder
         long uptime = (Environment.TickCount64 - server.Stats.StartedTicks) / 1000;
         Field(text, "redis_version", ConnectionCommands.CompatibleVersion);
         Field(text, "redis_mode", "standalone");
-        Field(text, "os", $"{OperatingSystemName()} {KernelRelease()} {ArchitectureName()}");
+        Field(text, "os", OsLine);
         Field(text, "arch_bits", IntPtr.Size * 8);
         Field(text, "multiplexing_api", OperatingSystem.IsLinux() ? "epoll" : OperatingSystem.IsWindows() ? "iocp" : "kqueue");
         Field(text, "process_id", Environment.ProcessId);
@@ -157,21 +177,14 @@ public static class InfoBuilder
 
     private static void WriteClients(StringBuilder text, DataServer server)
     {
-        long maxInput = 0, blocked = 0;
-        long maxOutput = server.Clients.RecentMaxOutputBuffer.Max(Environment.TickCount64 / 1000);
-        foreach (var client in server.Clients.Snapshot())
-        {
-            if (client.Blocked is not null)
-                blocked++;
-            maxInput = Math.Max(maxInput, client.QueryBufferBytes + client.ArenaCapacity);
-            maxOutput = Math.Max(maxOutput, client.OutputBufferBytes);
-        }
+        var totals = server.Clients.Totals();
+        long maxOutput = Math.Max(server.Clients.RecentMaxOutputBuffer.Max(Environment.TickCount64 / 1000), totals.MaxOutputBuffer);
         Field(text, "connected_clients", server.Clients.Count);
         Field(text, "cluster_connections", 0);
         Field(text, "maxclients", server.Config.MaxClients);
-        Field(text, "client_recent_max_input_buffer", maxInput);
+        Field(text, "client_recent_max_input_buffer", totals.MaxInputBuffer);
         Field(text, "client_recent_max_output_buffer", maxOutput);
-        Field(text, "blocked_clients", blocked);
+        Field(text, "blocked_clients", totals.Blocked);
         Field(text, "tracking_clients", 0);
     }
 
@@ -195,8 +208,8 @@ public static class InfoBuilder
         Field(text, "used_memory_startup", overview.StartupAllocated);
         Field(text, "used_memory_dataset", overview.DatasetBytes);
         Field(text, "used_memory_dataset_perc", overview.DatasetPercentage.ToString("0.00", CultureInfo.InvariantCulture) + "%");
-        Field(text, "total_system_memory", TotalSystemMemory());
-        Field(text, "total_system_memory_human", HumanBytes(TotalSystemMemory()));
+        Field(text, "total_system_memory", TotalSystemMemory);
+        Field(text, "total_system_memory_human", HumanBytes(TotalSystemMemory));
         Field(text, "maxmemory", maxMemory);
         Field(text, "maxmemory_human", HumanBytes(maxMemory));
         Field(text, "maxmemory_policy", EvictionPolicyNames.Of(eviction.Policy));
@@ -277,9 +290,11 @@ public static class InfoBuilder
 
     private static void WriteCpu(StringBuilder text, DataServer server)
     {
-        using var process = Process.GetCurrentProcess();
-        Field(text, "used_cpu_sys", process.PrivilegedProcessorTime.TotalSeconds, "0.000000");
-        Field(text, "used_cpu_user", process.UserProcessorTime.TotalSeconds, "0.000000");
+        // Environment.CpuUsage is one getrusage call; Process.GetCurrentProcess() built a Process
+        // object and read /proc/self/stat on every INFO.
+        var usage = Environment.CpuUsage;
+        Field(text, "used_cpu_sys", usage.PrivilegedTime.TotalSeconds, "0.000000");
+        Field(text, "used_cpu_user", usage.UserTime.TotalSeconds, "0.000000");
         Field(text, "used_cpu_sys_children", 0, "0.000000");
         Field(text, "used_cpu_user_children", 0, "0.000000");
     }
@@ -362,12 +377,21 @@ public static class InfoBuilder
         return value.ToString("0.00", CultureInfo.InvariantCulture) + units[unit];
     }
 
-    /// <summary>Physical memory of the machine: /proc/meminfo's MemTotal, or what the GC sees elsewhere.</summary>
-    internal static long TotalSystemMemory() => ProcFs.MemInfoBytes("MemTotal") ?? GC.GetGCMemoryInfo().TotalAvailableMemoryBytes;
+    /// <summary>
+    /// Physical memory of the machine: /proc/meminfo's MemTotal, or what the GC sees elsewhere.
+    /// Read once: it does not change while the server runs, and INFO printed it twice a call.
+    /// </summary>
+    internal static long TotalSystemMemory => s_totalSystemMemory ??= ProcFs.MemInfoBytes("MemTotal") ?? GC.GetGCMemoryInfo().TotalAvailableMemoryBytes;
+    private static long? s_totalSystemMemory;
 
-    /// <summary>The kernel release as uname -r prints it ("6.1.0-18-amd64"), which is what Redis shows.</summary>
-    internal static string KernelRelease() =>
+    /// <summary>The kernel release as uname -r prints it ("6.1.0-18-amd64"), which is what Redis shows. Read once.</summary>
+    internal static string KernelRelease => s_kernelRelease ??=
         ProcFs.TryRead("/proc/sys/kernel/osrelease")?.Trim() ?? Environment.OSVersion.Version.ToString();
+    private static string? s_kernelRelease;
+
+    /// <summary>INFO's os field ("Linux 6.1.0-18-amd64 x86_64").</summary>
+    private static string OsLine => s_osLine ??= $"{OperatingSystemName()} {KernelRelease} {ArchitectureName()}";
+    private static string? s_osLine;
 
     internal static string OperatingSystemName() =>
         OperatingSystem.IsLinux() ? "Linux" : OperatingSystem.IsWindows() ? "Windows" : OperatingSystem.IsMacOS() ? "Darwin" : RuntimeInformation.OSDescription;

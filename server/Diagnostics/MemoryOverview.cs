@@ -74,9 +74,7 @@ public sealed class MemoryOverview
         long total = TrackedAllocator.TotalBytes;
         long peak = Math.Max(TrackedAllocator.PeakBytes, total);
         long startup = server.StartupAllocatedBytes;
-        long clients = 0;
-        foreach (var client in server.Clients.Snapshot())
-            clients += client.ArenaCapacity;
+        long clients = server.Clients.Totals().ArenaBytes;
         long aof = server.Aof.Enabled ? server.Aof.BufferMemory : 0;
         long overhead = startup + clients + aof;
 

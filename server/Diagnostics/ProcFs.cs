@@ -1,3 +1,4 @@
+using System.Buffers.Text;
 using System.Globalization;
 using Diagnostics.Contracts;
 
@@ -114,14 +115,37 @@ public static class ProcFs
     /// <summary>Resident set size from /proc/self/statm, or the working set where there is no /proc.</summary>
     public static long ResidentBytes()
     {
-        string? text = TryRead("/proc/self/statm");
-        if (text is not null)
+        // "size resident shared text lib data dt" in pages, read into the stack: INFO memory and
+        // the sampler ask for it, and a File.ReadAllText here cost kilobytes of garbage a call.
+        Span<byte> statm = stackalloc byte[128];
+        int length = TryReadInto("/proc/self/statm", statm);
+        if (length > 0)
         {
-            string[] fields = text.Split(' ');
-            if (fields.Length > 1 && long.TryParse(fields[1], CultureInfo.InvariantCulture, out long pages))
-                return pages * Environment.SystemPageSize;
+            var fields = statm[..length];
+            int space = fields.IndexOf((byte)' ');
+            if (space > 0)
+            {
+                fields = fields[(space + 1)..];
+                int end = fields.IndexOfAny((byte)' ', (byte)'\n');
+                if (Utf8Parser.TryParse(end < 0 ? fields : fields[..end], out long pages, out _))
+                    return pages * Environment.SystemPageSize;
+            }
         }
         return Environment.WorkingSet;
+    }
+
+    /// <summary>The start of a small /proc file into <paramref name="buffer"/>: the bytes read, or 0 when it cannot be read.</summary>
+    public static int TryReadInto(string path, Span<byte> buffer)
+    {
+        try
+        {
+            using var handle = File.OpenHandle(path);
+            return RandomAccess.Read(handle, buffer, 0);
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            return 0;
+        }
     }
 
     /// <summary>A "Name:   123 kB" line of /proc/meminfo in bytes, or null.</summary>

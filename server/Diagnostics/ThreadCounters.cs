@@ -9,7 +9,9 @@ namespace Diagnostics.Server.Diagnostics;
 public sealed class ThreadCounters
 {
     private static readonly Lock s_gate = new();
-    private static readonly List<ThreadCounters> s_rows = [];
+    // Copy-on-write: a thread's first command replaces the array under the gate, and readers
+    // (INFO, the sampler, the latency views) take the current array with no lock and no copy.
+    private static ThreadCounters[] s_rows = [];
     private static int s_commandCount = 256;
     [ThreadStatic] private static ThreadCounters? t_row;
 
@@ -95,16 +97,12 @@ public sealed class ThreadCounters
     {
         var row = new ThreadCounters(s_commandCount);
         lock (s_gate)
-            s_rows.Add(row);
+            Volatile.Write(ref s_rows, [.. s_rows, row]);
         return t_row = row;
     }
 
-    /// <summary>A copy of the row list; rows of exited threads stay so totals never go backwards.</summary>
-    public static ThreadCounters[] All()
-    {
-        lock (s_gate)
-            return [.. s_rows];
-    }
+    /// <summary>Every row so far (do not modify); rows of exited threads stay so totals never go backwards.</summary>
+    public static ThreadCounters[] All() => Volatile.Read(ref s_rows);
 
     public static (long Calls, long Ticks, long Failed, long Rejected) Sum(int id)
     {

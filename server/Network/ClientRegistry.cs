@@ -37,6 +37,26 @@ public sealed class ClientRegistry
 
     public ClientConnection? Find(long id) => _clients.GetValueOrDefault(id);
 
+    /// <summary>
+    /// INFO's per-client figures in one pass. Enumerating the dictionary itself takes no lock and
+    /// copies nothing, where <see cref="Snapshot"/> (its Values) locks every bucket, copies and sorts.
+    /// </summary>
+    public ClientTotals Totals()
+    {
+        int blocked = 0;
+        long maxInput = 0, maxOutput = 0, arenas = 0;
+        foreach (var (_, client) in _clients)
+        {
+            if (client.Blocked is not null)
+                blocked++;
+            long arena = client.ArenaCapacity;
+            arenas += arena;
+            maxInput = Math.Max(maxInput, client.QueryBufferBytes + arena);
+            maxOutput = Math.Max(maxOutput, client.OutputBufferBytes);
+        }
+        return new ClientTotals(blocked, maxInput, maxOutput, arenas);
+    }
+
     /// <summary>Clients ordered by id, as CLIENT LIST prints them.</summary>
     public List<ClientConnection> Snapshot()
     {
@@ -45,3 +65,6 @@ public sealed class ClientRegistry
         return list;
     }
 }
+
+/// <summary>Summed and largest per-client figures (INFO clients, INFO memory's mem_clients_normal).</summary>
+public readonly record struct ClientTotals(int Blocked, long MaxInputBuffer, long MaxOutputBuffer, long ArenaBytes);

@@ -136,7 +136,10 @@ public sealed class RespWriter
         _used += n + 2;
     }
 
-    public void Bulk(string value)
+    public void Bulk(string value) => Bulk(value.AsSpan());
+
+    /// <summary>A bulk string of UTF-8 encoded text.</summary>
+    public void Bulk(ReadOnlySpan<char> value)
     {
         if (Muted) return;
         int length = Encoding.UTF8.GetByteCount(value);
@@ -205,7 +208,29 @@ public sealed class RespWriter
     }
 
     /// <summary>Text for humans (INFO, CLIENT LIST): RESP3 verbatim "txt", RESP2 bulk.</summary>
-    public void Verbatim(string text)
+    public void Verbatim(string text) => Verbatim(text.AsSpan());
+
+    /// <summary>
+    /// The builder's text without first copying it into a string (INFO, CLIENT INFO); a builder
+    /// in several chunks (it grew while written) is copied once.
+    /// </summary>
+    public void Verbatim(StringBuilder text)
+    {
+        ReadOnlyMemory<char> only = default;
+        int chunks = 0;
+        foreach (var chunk in text.GetChunks())
+        {
+            only = chunk;
+            chunks++;
+        }
+        if (chunks <= 1)
+            Verbatim(only.Span);
+        else
+            Verbatim(text.ToString());
+    }
+
+    /// <summary>Text for humans from a span: RESP3 verbatim "txt", RESP2 bulk.</summary>
+    public void Verbatim(ReadOnlySpan<char> text)
     {
         if (Protocol != 3)
         {
