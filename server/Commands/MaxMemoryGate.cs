@@ -68,5 +68,27 @@ internal static class MaxMemoryGate
         return false;
     }
 
+    /// <summary>
+    /// The refusal for a command that holds none of the shards it would write (one being queued
+    /// inside MULTI, or EXEC deciding for its whole queue): evict wherever a shard is free, then
+    /// refuse when <paramref name="denyOom"/> and memory is still over with nothing left to evict.
+    /// </summary>
+    public static bool RefusesWithoutShards(Keyspace keyspace, bool denyOom)
+    {
+        var eviction = keyspace.Eviction;
+        var result = eviction.PerformInOtherShards();
+        if (result == EvictionResult.Fail)
+        {
+            eviction.RequestBackgroundAfterFail();
+            return denyOom && eviction.IsOverLimit;
+        }
+        if (eviction.IsOverLimit)
+            eviction.RequestBackground();
+        return false;
+    }
+
+    /// <summary>The commands Redis still accepts inside MULTI while memory is over the limit.</summary>
+    public static bool PassesInMulti(CommandSpec spec) => spec.Name is "exec" or "discard" or "quit" or "reset";
+
     private static EvictionResult Better(EvictionResult a, EvictionResult b) => (EvictionResult)Math.Min((int)a, (int)b);
 }

@@ -31,20 +31,23 @@ public sealed partial class ClientConnection
             transaction.Failed = true;
     }
 
+    /// <summary>True when the open transaction queued a command with any of <paramref name="flags"/> (EXEC's write and denyoom gates).</summary>
+    private bool QueuedAny(CommandFlags flags)
+    {
+        if (_transaction is not { InMulti: true } transaction)
+            return false;
+        foreach (var spec in transaction.Specs)
+            if (spec is not null && (spec.Flags & flags) != 0)
+                return true;
+        return false;
+    }
+
     /// <summary>
     /// True when the transaction EXEC is about to run queued a command that may run long: EXEC
     /// then leaves the socket engine thread as that command would alone, otherwise a MULTI with
     /// DEBUG SLEEP or FLUSHALL held every other socket of that thread (INFO included) until it ended.
     /// </summary>
-    private bool QueuedMayRunLong()
-    {
-        if (_transaction is not { InMulti: true } transaction)
-            return false;
-        foreach (var spec in transaction.Specs)
-            if (spec is not null && (spec.Flags & MayRunLong) != 0)
-                return true;
-        return false;
-    }
+    private bool QueuedMayRunLong() => QueuedAny(MayRunLong);
 
     internal void Multi(ref CommandContext c)
     {

@@ -691,6 +691,25 @@ public sealed partial class ClientConnection : IDisposable
         ExecuteCommand(_batch[index], _specs[index]);
     }
 
+    /// <summary>
+    /// Refuses a command before it runs, as Redis's rejectCommand: inside MULTI the refusal fails
+    /// the transaction; a refused EXEC discards it and says why ("EXECABORT ... because of: " and
+    /// the error without its generic ERR code, as Redis prints it).
+    /// </summary>
+    private void Reject(ThreadCounters counters, CommandSpec spec, string error)
+    {
+        counters.Rejected[spec.Id]++;
+        if (ReferenceEquals(spec, _server.Commands.Exec) && _transaction is { InMulti: true } transaction)
+        {
+            transaction.EndMulti();
+            transaction.Unwatch();
+            Reply.Error("EXECABORT Transaction discarded because of: " + (error.StartsWith("ERR ", StringComparison.Ordinal) ? error[4..] : error));
+            return;
+        }
+        Reply.Error(error);
+        FailTransaction();
+    }
+
     /// <summary>Runs one command on the calling thread, which holds the shards it needs.</summary>
     private void ExecuteCommand(ArgList args, CommandSpec? spec)
     {
@@ -709,43 +728,42 @@ public sealed partial class ClientConnection : IDisposable
         }
         if (!Authenticated && (spec.Flags & CommandFlags.NoAuth) == 0)
         {
-            counters.Rejected[spec.Id]++;
-            Reply.Error(Errors.NoAuth);
-            FailTransaction();
+            Reject(counters, spec, Errors.NoAuth);
             return;
         }
         if (spec.Handler is null)
         {
             // A container command (CLIENT, CONFIG...) whose subcommand was not found.
-            counters.Rejected[spec.Id]++;
-            Reply.Error(args.Count < 2
+            Reject(counters, spec, args.Count < 2
                 ? Errors.WrongArity(spec.FullName)
                 : Errors.UnknownSubcommand(System.Text.Encoding.UTF8.GetString(args[1]), spec.Name));
-            FailTransaction();
             return;
         }
         if (!spec.AcceptsArgCount(args.Count))
         {
-            counters.Rejected[spec.Id]++;
-            Reply.Error(Errors.WrongArity(spec.FullName));
-            FailTransaction();
+            Reject(counters, spec, Errors.WrongArity(spec.FullName));
+            return;
+        }
+        // Redis's processCommand, over maxmemory inside MULTI: queueing takes memory too, so while
+        // nothing can be evicted no command is queued; EXEC, DISCARD, QUIT and RESET still pass.
+        if (_transaction is { InMulti: true } && _eviction.MaxMemory != 0 && !MaxMemoryGate.PassesInMulti(spec)
+            && _eviction.NeedsEviction() && MaxMemoryGate.RefusesWithoutShards(_server.Keyspace, denyOom: true))
+        {
+            Reject(counters, spec, Errors.OutOfMemory);
             return;
         }
         // Redis's MISCONF (processCommand, before queueing and the subscribed check): the disk
-        // cannot take writes, so none is accepted, and PING fails too so health checks notice;
-        // reads go on. Inside MULTI the refusal fails the transaction, as any rejected command does.
-        if ((spec.IsWrite || ReferenceEquals(spec, _server.Commands.Ping)) && _server.Aof.WriteError is { } diskError)
+        // cannot take writes, so none is accepted, nor an EXEC that queued one, and PING fails too
+        // so health checks notice; reads go on.
+        if (_server.Aof.WriteError is { } diskError
+            && (spec.IsWrite || ReferenceEquals(spec, _server.Commands.Ping) || (ReferenceEquals(spec, _server.Commands.Exec) && QueuedAny(CommandFlags.Write))))
         {
-            counters.Rejected[spec.Id]++;
-            Reply.Error("MISCONF Errors writing to the AOF file: " + diskError);
-            FailTransaction();
+            Reject(counters, spec, "MISCONF Errors writing to the AOF file: " + diskError);
             return;
         }
         if (RefusedWhileSubscribed(spec))
         {
-            counters.Rejected[spec.Id]++;
-            Reply.Error($"ERR Can't execute '{spec.FullName}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
-            FailTransaction();
+            Reject(counters, spec, $"ERR Can't execute '{spec.FullName}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
             return;
         }
         // Between MULTI and EXEC commands are checked, then queued (copied out of the batch).
@@ -753,9 +771,7 @@ public sealed partial class ClientConnection : IDisposable
         {
             if ((spec.Flags & CommandFlags.NoMulti) != 0)
             {
-                counters.Rejected[spec.Id]++;
-                Reply.Error("ERR Command not allowed inside a transaction");
-                FailTransaction();
+                Reject(counters, spec, "ERR Command not allowed inside a transaction");
                 return;
             }
             transaction.Enqueue(args, spec);
@@ -771,12 +787,16 @@ public sealed partial class ClientConnection : IDisposable
             logged = _loggedWrites ??= new Persistence.AofRecordBuffer();
             Engine.ExpiryLog.Current = logged;
         }
-        // maxmemory (one field read when unset, three when under): evict in this command's shards, or refuse it.
-        if (_eviction.MaxMemory != 0 && _eviction.NeedsEviction() && MaxMemoryGate.Refuses(_server.Keyspace, spec, args))
+        // maxmemory (one field read when unset, three when under): evict in this command's shards,
+        // or refuse it. EXEC is refused whole when it queued a denyoom command; the commands it
+        // runs are not checked one by one (Redis's call() does not), so it never half-runs.
+        if (_eviction.MaxMemory != 0 && !InTransaction && _eviction.NeedsEviction()
+            && (ReferenceEquals(spec, _server.Commands.Exec)
+                ? _transaction is { InMulti: true } && MaxMemoryGate.RefusesWithoutShards(_server.Keyspace, denyOom: QueuedAny(CommandFlags.DenyOom))
+                : MaxMemoryGate.Refuses(_server.Keyspace, spec, args)))
         {
             Engine.ExpiryLog.Current = null;
-            counters.Rejected[spec.Id]++;
-            Reply.Error(Errors.OutOfMemory);
+            Reject(counters, spec, Errors.OutOfMemory);
             return;
         }
 

@@ -34,6 +34,15 @@ public sealed class AofDiskFullTests : IDisposable
         var refused = new List<string>();
         using (var server = StartServer(dir, fsync))
         {
+            // Transactions queued while the disk still worked: on the full disk an EXEC of a write
+            // is refused whole (Redis's EXECABORT with the MISCONF reason), an EXEC of reads runs.
+            using var writeTransaction = server.Connect();
+            using var readTransaction = server.Connect();
+            RespAssert.Ok(writeTransaction.Call("MULTI"));
+            RespAssert.Simple("QUEUED", writeTransaction.Call("SET", "full:transaction", "x"));
+            RespAssert.Ok(readTransaction.Call("MULTI"));
+            RespAssert.Simple("QUEUED", readTransaction.Call("EXISTS", "full:transaction"));
+
             var writer = new Filler(server.Port, acknowledged);
             var writerThread = new Thread(writer.Run) { IsBackground = true, Name = "aof disk filler" };
             writerThread.Start();
@@ -74,6 +83,11 @@ public sealed class AofDiskFullTests : IDisposable
                 RespAssert.ErrorStartsWith(DiskFullError, Ask(server, other, "PING from a new client on the full disk", () => other.Call("PING")));
                 RespAssert.Bulk(Value(earliest), Ask(server, other, "a read from a new client on the full disk", () => other.Call("GET", Key(earliest))));
             }
+            RespAssert.ErrorStartsWith("EXECABORT Transaction discarded because of: " + DiskFullError,
+                Ask(server, writeTransaction, "EXEC of a queued write on the full disk", () => writeTransaction.Call("EXEC")));
+            refused.Add("full:transaction");
+            var reads = Ask(server, readTransaction, "EXEC of a queued read on the full disk", () => readTransaction.Call("EXEC"));
+            Assert.True(reads.IsArray && reads.Array.Count == 1 && reads.Array[0].Integer == 0, $"EXEC of EXISTS on the full disk answered {reads}");
             RespAssert.ErrorStartsWith(DiskFullError, Ask(server, probe, "a second write on the full disk", () => probe.Call("INCR", "full:counter")));
             refused.Add("full:counter");
 

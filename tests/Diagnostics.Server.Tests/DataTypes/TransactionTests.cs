@@ -157,6 +157,58 @@ public sealed class TransactionTests
         Assert.Single(Transaction(c, ["GET", "m:absent"]).Array);
     }
 
+    /// <summary>
+    /// What Redis's processCommand refuses around a transaction, side by side with redis-server in
+    /// RESP2 and RESP3: an EXEC with the wrong arity discards the transaction (EXECABORT and the
+    /// reason); over maxmemory with nothing to evict no command is queued, and an EXEC whose queue
+    /// holds a write that may grow memory is refused whole, never run halfway, while an EXEC of
+    /// reads and a DISCARD still pass. Memory is pushed over the limit by a second client between
+    /// the queueing and the EXEC, as an application meets it.
+    /// </summary>
+    [Theory]
+    [InlineData(2)]
+    [InlineData(3)]
+    public void RefusedExecAndQueueingMatchRedis(int protocol)
+    {
+        using var ours = ServerProcess.Start();
+        using var redis = RealRedisServer.Start();
+        var transcripts = new List<List<string>>();
+        foreach (var (c, admin) in new[] { (ours.Connect(), ours.Connect()), (redis.Connect(), redis.Connect()) })
+        {
+            using (c)
+            using (admin)
+            {
+                if (protocol == 3)
+                    Assert.False(c.Call("HELLO", "3").IsError);
+                var transcript = new List<string>();
+                void Say(params string[] command) => transcript.Add($"{string.Join(' ', command)} -> {c.Call(command)}");
+                void Admin(params string[] command) => RespAssert.Ok(admin.Call(command));
+
+                Admin("SET", "tx:k", "before");
+                Say("MULTI"); Say("SET", "tx:k", "x"); Say("EXEC", "extra"); Say("EXEC"); Say("GET", "tx:k");
+
+                Say("MULTI"); Say("SET", "tx:k", "during"); Say("INCR", "tx:n"); Say("GET", "tx:k");
+                Admin("CONFIG", "SET", "maxmemory", "1");
+                Say("EXEC");
+                Say("GET", "tx:k"); Say("GET", "tx:n");
+
+                Say("MULTI"); Say("GET", "tx:k"); Say("PING"); Say("DEL", "tx:k"); Say("EXEC");
+                Say("MULTI"); Say("DISCARD");
+
+                Admin("CONFIG", "SET", "maxmemory", "0");
+                Say("MULTI"); Say("GET", "tx:k"); Say("EXISTS", "tx:k");
+                Admin("CONFIG", "SET", "maxmemory", "1");
+                Say("EXEC");
+                Admin("CONFIG", "SET", "maxmemory", "0");
+                transcripts.Add(transcript);
+            }
+        }
+        Assert.Equal(transcripts[1].Count, transcripts[0].Count);
+        for (int i = 0; i < transcripts[0].Count; i++)
+            Assert.True(transcripts[0][i] == transcripts[1][i], $"RESP{protocol} step {i}\n  redis: {transcripts[1][i]}\n  ours:  {transcripts[0][i]}");
+        Assert.Contains(transcripts[0], line => line.StartsWith("EXEC -> -EXECABORT Transaction discarded because of: OOM", StringComparison.Ordinal));
+    }
+
     [Theory]
     [InlineData("inline")]
     [InlineData("executor")]
