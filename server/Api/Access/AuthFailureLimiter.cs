@@ -1,6 +1,6 @@
 using System.Net;
 using System.Threading.RateLimiting;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Info;
 
 namespace Diagnostics.Server.Api.Access;
 
