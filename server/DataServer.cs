@@ -1,6 +1,14 @@
 using Diagnostics.Server.Commands;
 using Diagnostics.Server.Configuration;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.History;
+using Diagnostics.Server.Diagnostics.Info;
+using Diagnostics.Server.Diagnostics.Latency;
+using Diagnostics.Server.Diagnostics.Logs;
+using Diagnostics.Server.Diagnostics.Meters;
+using Diagnostics.Server.Diagnostics.Monitor;
+using Diagnostics.Server.Diagnostics.Package;
+using Diagnostics.Server.Diagnostics.SlowCommands;
+using Diagnostics.Server.Diagnostics.Threads;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Network;
 

@@ -4,6 +4,7 @@ using Diagnostics.Server.Commands;
 using Diagnostics.Server.Api.Access;
 using Diagnostics.Server.Configuration;
 using Diagnostics.Contracts;
+using Diagnostics.Server.Diagnostics.History;
 using Diagnostics.Server.Diagnostics.Monitor;
 using Diagnostics.Server.Diagnostics.Package;
 using Diagnostics.Server.Lifetime;

@@ -4,8 +4,11 @@ using Microsoft.AspNetCore.Http.Features;
 using Diagnostics.Contracts;
 using Diagnostics.Doctor;
 using Diagnostics.Server.Api.Access;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Configuration;
+using Diagnostics.Server.Diagnostics.History;
+using Diagnostics.Server.Diagnostics.Info;
 using Diagnostics.Server.Diagnostics.Package;
+using Diagnostics.Server.Diagnostics.Stacks;
 using Diagnostics.Server.Diagnostics.Views;
 using Diagnostics.Studio.Sources;
 using Microsoft.AspNetCore.Mvc;
@@ -63,7 +66,7 @@ public static class HttpApi
             .IncludeInDebugPackage("runtime.json");
         api.MapGet("/environment", () => Json(EnvironmentView.Build(), ContractsJson.Default.EnvironmentReport))
             .IncludeInDebugPackage("environment.json");
-        api.MapGet("/config", () => Json(RedactedConfig(server), ContractsJson.Default.DictionaryStringString))
+        api.MapGet("/config", () => Json(Redaction.Settings(server.Config), ContractsJson.Default.DictionaryStringString))
             .IncludeInDebugPackage("config.json");
         api.MapGet("/log", () => Results.Text(string.Join('\n', server.Log.Lines()) + "\n", "text/plain; charset=utf-8"))
             .IncludeInDebugPackage("log.txt");
@@ -115,15 +118,6 @@ public static class HttpApi
             return Results.NotFound($"no client with id {id}");
         client.Kill();
         return Results.Ok();
-    }
-
-    /// <summary>Every setting as CONFIG GET shows it, with passwords and keys replaced.</summary>
-    public static Dictionary<string, string> RedactedConfig(DataServer server)
-    {
-        var result = new Dictionary<string, string>(StringComparer.Ordinal);
-        foreach (var parameter in server.Config.Parameters)
-            result[parameter.Name] = parameter.Shown();
-        return result;
     }
 
     /// <summary>

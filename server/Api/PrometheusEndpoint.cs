@@ -1,5 +1,5 @@
 using Diagnostics.Server.Api.Access;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Meters;
 using OpenTelemetry;
 using OpenTelemetry.Metrics;
 

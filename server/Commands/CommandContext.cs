@@ -75,7 +75,7 @@ public unsafe ref struct CommandContext
     {
         database = Database(key, out hash);
         Entry** slot = database.LookupSlot(key, hash, ExpireClockMs);
-        var counters = Diagnostics.ThreadCounters.Current;
+        var counters = Diagnostics.Threads.ThreadCounters.Current;
         if (slot == null)
         {
             counters.KeyspaceMisses++;

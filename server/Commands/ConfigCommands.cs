@@ -1,5 +1,6 @@
 using Diagnostics.Server.Configuration;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Latency;
+using Diagnostics.Server.Diagnostics.Threads;
 using static Diagnostics.Server.Commands.CommandFlags;
 
 namespace Diagnostics.Server.Commands;

@@ -1,5 +1,6 @@
 using System.Text;
 using Diagnostics.Contracts;
+using Diagnostics.Server.Diagnostics.Latency;
 using Diagnostics.Server.Diagnostics.Views;
 
 namespace Diagnostics.Server.Commands;

@@ -1,5 +1,5 @@
 using System.Text;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Info;
 using Microsoft.Extensions.ObjectPool;
 using static Diagnostics.Server.Commands.CommandFlags;
 

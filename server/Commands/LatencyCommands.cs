@@ -1,4 +1,4 @@
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Latency;
 using static Diagnostics.Server.Commands.CommandFlags;
 
 namespace Diagnostics.Server.Commands;

@@ -1,6 +1,6 @@
 using System.Globalization;
 using System.Text;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Info;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Memory;
 using Diagnostics.Server.Protocol;

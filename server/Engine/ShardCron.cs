@@ -22,7 +22,7 @@ public sealed class ShardCron
     public bool ActiveExpireEnabled { get; set; } = true;
 
     /// <summary>Where an expiry pass that took latency-monitor-threshold or longer is recorded (expire-cycle).</summary>
-    public Diagnostics.LatencyMonitor? LatencyMonitor { get; set; }
+    public Diagnostics.Latency.LatencyMonitor? LatencyMonitor { get; set; }
 
     /// <summary>The AOF, which receives the DELs of keys the cron expired while the shard is still held.</summary>
     public Persistence.AppendOnlyFile? Aof { get; set; }
@@ -43,7 +43,7 @@ public sealed class ShardCron
             {
                 long started = System.Diagnostics.Stopwatch.GetTimestamp();
                 ActiveExpire(shard);
-                LatencyMonitor?.RecordSince(Diagnostics.LatencyEvents.ExpireCycle, started);
+                LatencyMonitor?.RecordSince(Diagnostics.Latency.LatencyEvents.ExpireCycle, started);
             }
             // Memory comes back down without traffic, as Redis's cron-driven eviction does.
             if (eviction is not null)

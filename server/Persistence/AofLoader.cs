@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Disk;
 using Diagnostics.Server.Engine;
 using Microsoft.Extensions.Logging;
 

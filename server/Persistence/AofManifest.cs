@@ -189,7 +189,7 @@ public sealed class AofManifest
         int total = 0;
         while (total < bytes.Length)
         {
-            int read = file.Read(bytes.AsSpan(total), total, Diagnostics.DiskIoPurpose.Manifest);
+            int read = file.Read(bytes.AsSpan(total), total, Diagnostics.Disk.DiskIoPurpose.Manifest);
             if (read == 0)
                 break;
             total += read;
@@ -205,8 +205,8 @@ public sealed class AofManifest
         byte[] bytes = Encoding.UTF8.GetBytes(Format());
         using (var file = DiskFile.Create(temp))
         {
-            file.Write(bytes, 0, Diagnostics.DiskIoPurpose.Manifest);
-            file.Sync(Diagnostics.DiskIoPurpose.Manifest);
+            file.Write(bytes, 0, Diagnostics.Disk.DiskIoPurpose.Manifest);
+            file.Sync(Diagnostics.Disk.DiskIoPurpose.Manifest);
         }
         File.Move(temp, Path.Combine(directory, name), overwrite: true);
         DiskFile.SyncDirectory(directory);

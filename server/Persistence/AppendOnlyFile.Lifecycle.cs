@@ -1,5 +1,5 @@
 using System.Globalization;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Disk;
 using Diagnostics.Server.Engine;
 using Microsoft.Extensions.Logging;
 

@@ -1,4 +1,5 @@
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Disk;
+using Diagnostics.Server.Diagnostics.Latency;
 using Diagnostics.Server.Engine;
 using Microsoft.Extensions.Logging;
 

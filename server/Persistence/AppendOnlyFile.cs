@@ -1,5 +1,7 @@
 using System.Diagnostics;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Disk;
+using Diagnostics.Server.Diagnostics.Latency;
+using Diagnostics.Server.Diagnostics.Threads;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 

@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.Text;
 using Diagnostics.Server.Commands;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Disk;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Network;
 using Diagnostics.Server.Protocol;

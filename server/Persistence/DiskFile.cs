@@ -1,5 +1,5 @@
 using System.Runtime.InteropServices;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Disk;
 using Microsoft.Win32.SafeHandles;
 
 namespace Diagnostics.Server.Persistence;

@@ -1,4 +1,4 @@
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Disk;
 
 namespace Diagnostics.Server.Persistence;
 

@@ -1,5 +1,5 @@
 using System.Text;
-using static Diagnostics.Server.Diagnostics.InfoBuilder;
+using static Diagnostics.Server.Diagnostics.Info.InfoBuilder;
 
 namespace Diagnostics.Server.Persistence;
 

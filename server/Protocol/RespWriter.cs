@@ -104,7 +104,7 @@ public sealed class RespWriter
     /// <summary>An error reply; counted under its code for INFO errorstats even when replies are muted, as Redis.</summary>
     public void Error(string message)
     {
-        Diagnostics.ThreadCounters.Current.CountError(message);
+        Diagnostics.Threads.ThreadCounters.Current.CountError(message);
         AsciiLine((byte)'-', message);
     }
 

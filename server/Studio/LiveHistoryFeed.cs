@@ -1,5 +1,5 @@
 using Diagnostics.Contracts;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.History;
 using Diagnostics.Studio.Sources;
 
 namespace Diagnostics.Server.Studio;

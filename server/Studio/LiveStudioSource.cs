@@ -1,6 +1,9 @@
 using Diagnostics.Contracts;
-using Diagnostics.Server.Api;
+using Diagnostics.Server.Configuration;
+using Diagnostics.Server.Diagnostics.Disk;
+using Diagnostics.Server.Diagnostics.History;
 using Diagnostics.Server.Diagnostics.Package;
+using Diagnostics.Server.Diagnostics.SlowCommands;
 using Diagnostics.Server.Diagnostics.Views;
 using Diagnostics.Studio.Sources;
 using Microsoft.Extensions.Logging;
@@ -38,7 +41,7 @@ public sealed class LiveStudioSource(DataServer server, LiveHistoryFeed feed, IL
     public RuntimeReport? Runtime() => RuntimeView.Build();
     public MonitorReport? Monitor() => server.Monitor.Report();
     public EnvironmentReport? Environment() => EnvironmentView.Build();
-    public IReadOnlyDictionary<string, string> Config() => HttpApi.RedactedConfig(server);
+    public IReadOnlyDictionary<string, string> Config() => Redaction.Settings(server.Config);
     /// <summary>
     /// The rules read the whole hour of history: open tabs asking within the same second share one
     /// examination (a race only means one examination too many).

@@ -19,21 +19,12 @@ public sealed record DiagnosticsLoad(string Name, IReadOnlyList<string> Tests, i
 public sealed record DiagnosticsSample(double RequestsPerSecond, double? P50Ms, double? P99Ms, double CpuMicrosPerRequest);
 
 /// <summary>All rounds of one load in the four configurations.</summary>
-public sealed class DiagnosticsResult(DiagnosticsLoad load)
+public sealed class DiagnosticsResult(DiagnosticsLoad load) : LoadRounds(load, DiagnosticsSuite.Configurations)
 {
-    public DiagnosticsLoad Load { get; } = load;
-    public List<DiagnosticsSample> Shipped { get; } = [];
-    public List<DiagnosticsSample> SwitchedOff { get; } = [];
-    public List<DiagnosticsSample> Off { get; } = [];
-    public List<DiagnosticsSample> Redis { get; } = [];
-
-    public List<DiagnosticsSample> SamplesOf(string configuration) => configuration switch
-    {
-        DiagnosticsSuite.Shipped => Shipped,
-        DiagnosticsSuite.SwitchedOff => SwitchedOff,
-        DiagnosticsSuite.Off => Off,
-        _ => Redis,
-    };
+    public List<DiagnosticsSample> Shipped => SamplesOf(DiagnosticsSuite.Shipped);
+    public List<DiagnosticsSample> SwitchedOff => SamplesOf(DiagnosticsSuite.SwitchedOff);
+    public List<DiagnosticsSample> Off => SamplesOf(DiagnosticsSuite.Off);
+    public List<DiagnosticsSample> Redis => SamplesOf(DiagnosticsSuite.Redis);
 }
 
 /// <summary>
@@ -89,14 +80,8 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
     {
         long requests = options.DiagnosticsRequests;
         string loadAverageBefore = LoadAverage();
-        var results = new List<DiagnosticsResult>
-        {
-            new(new DiagnosticsLoad("SET", ["set"], 1, requests)),
-            new(new DiagnosticsLoad("GET", ["get"], 1, requests)),
-            new(new DiagnosticsLoad("SET", ["set"], 30, requests * 10)),
-            new(new DiagnosticsLoad("GET", ["get"], 30, requests * 10)),
-            new(new DiagnosticsLoad("mixed", MixedTests, MixedPipeline, requests)),
-        };
+        var results = LoadRounds.SetAndGet(requests).Append(new DiagnosticsLoad("mixed", MixedTests, MixedPipeline, requests))
+            .Select(load => new DiagnosticsResult(load)).ToList();
 
         using var shipped = ServerUnderTest.StartOurs(options.ServerArgs);
         using var off = ServerUnderTest.StartOurs([.. options.ServerArgs, .. StartedOff]);
@@ -114,27 +99,18 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
 
         WarmUp(results, servers, httpPort);
         using var scraper = new MonitoringScraper(httpPort);
-        for (int round = 1; round <= options.Rounds; round++)
+        LoadRounds.RunRotating(options.Rounds, results, Configurations, progress, (result, configuration) =>
         {
-            foreach (var result in results)
-            {
-                for (int i = 0; i < Configurations.Length; i++)
-                {
-                    string configuration = Configurations[(round - 1 + i) % Configurations.Length];
-                    if (configuration == SwitchedOff)
-                        Switch(shipped, "no");
-                    var sample = Measure(servers[configuration], result.Load, configuration == Shipped && options.DiagnosticsWatched ? scraper : null);
-                    if (configuration == SwitchedOff)
-                        Switch(shipped, "yes");
-                    result.SamplesOf(configuration).Add(sample);
-                    string latency = sample.P50Ms is { } p50 && sample.P99Ms is { } p99
-                        ? string.Create(CultureInfo.InvariantCulture, $"  p50 {p50:0.000} ms  p99 {p99:0.000} ms")
-                        : "";
-                    progress.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                        $"round {round}/{options.Rounds}  {result.Load.Name,-5} -P {result.Load.Pipeline,-2}  {configuration,-12} {sample.RequestsPerSecond,12:N0} rps  {sample.CpuMicrosPerRequest,7:0.000} us CPU/req{latency}"));
-                }
-            }
-        }
+            if (configuration == SwitchedOff)
+                Switch(shipped, "no");
+            var sample = Measure(servers[configuration], result.Load, configuration == Shipped && options.DiagnosticsWatched ? scraper : null);
+            if (configuration == SwitchedOff)
+                Switch(shipped, "yes");
+            string latency = sample.P50Ms is { } p50 && sample.P99Ms is { } p99
+                ? string.Create(CultureInfo.InvariantCulture, $"  p50 {p50:0.000} ms  p99 {p99:0.000} ms")
+                : "";
+            return (sample, latency);
+        });
         // After the rounds: the JIT has long finished with the scraped endpoints (right after the
         // warm-up it is still recompiling them, which shows as idle CPU) and the history's
         // one-minute window is full.
@@ -170,8 +146,7 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
             var server = servers[configuration];
             if (configuration == Shipped)
                 scraper.Start();
-            foreach (var result in results)
-                RedisBenchmark.RunTests(redisBenchmark, server.Port, result.Load.Tests, result.Load.Pipeline, Math.Max(1_000, result.Load.RequestsPerTest / 5));
+            LoadRounds.WarmUp(redisBenchmark, server.Port, results);
             scraper.Stop();
             server.EnsureRunning();
         }

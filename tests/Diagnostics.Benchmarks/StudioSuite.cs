@@ -4,23 +4,15 @@ using System.Globalization;
 namespace Diagnostics.Benchmarks;
 
 /// <summary>All rounds of one load: our server with no studio open, with <see cref="StudioSuite.Tabs"/> dashboards open, and redis-server.</summary>
-public sealed class StudioResult(DiagnosticsLoad load)
+public sealed class StudioResult(DiagnosticsLoad load) : LoadRounds(load, StudioSuite.Configurations)
 {
-    public DiagnosticsLoad Load { get; } = load;
-    public List<DiagnosticsSample> NoTabs { get; } = [];
-    public List<DiagnosticsSample> WithTabs { get; } = [];
-    public List<DiagnosticsSample> Redis { get; } = [];
+    public List<DiagnosticsSample> NoTabs => SamplesOf(StudioSuite.NoTabs);
+    public List<DiagnosticsSample> WithTabs => SamplesOf(StudioSuite.WithTabs);
+    public List<DiagnosticsSample> Redis => SamplesOf(StudioSuite.Redis);
     /// <summary>Every dashboard window's main-thread cost during the runs with tabs, one per window per run.</summary>
     public List<BrowserCost> BrowserUnderLoad { get; } = [];
     /// <summary>All the browser's processes' CPU time per second of wall time during each run with tabs, in ms.</summary>
     public List<double> BrowserCpuUnderLoad { get; } = [];
-
-    public List<DiagnosticsSample> SamplesOf(string configuration) => configuration switch
-    {
-        StudioSuite.NoTabs => NoTabs,
-        StudioSuite.WithTabs => WithTabs,
-        _ => Redis,
-    };
 }
 
 public sealed record StudioSuiteResult(
@@ -49,14 +41,7 @@ public sealed class StudioSuite(BenchmarkOptions options, string redisServer, st
 
     public StudioSuiteResult Run()
     {
-        long requests = options.StudioRequests;
-        var results = new List<StudioResult>
-        {
-            new(new DiagnosticsLoad("SET", ["set"], 1, requests)),
-            new(new DiagnosticsLoad("GET", ["get"], 1, requests)),
-            new(new DiagnosticsLoad("SET", ["set"], 30, requests * 10)),
-            new(new DiagnosticsLoad("GET", ["get"], 30, requests * 10)),
-        };
+        var results = LoadRounds.SetAndGet(options.StudioRequests).Select(load => new StudioResult(load)).ToList();
         using var ours = ServerUnderTest.StartOurs(options.ServerArgs);
         using var redis = ServerUnderTest.StartRedis(redisServer);
         int httpPort = ours.HttpPort ?? throw new HarnessException("our server was started without an HTTP port");
@@ -65,44 +50,27 @@ public sealed class StudioSuite(BenchmarkOptions options, string redisServer, st
 
         // Warm-up: the JIT reaches the studio's rendering and the RESP path, every key space fills.
         tabs.Open(Tabs);
-        foreach (var result in results)
-            RedisBenchmark.RunTests(redisBenchmark, ours.Port, result.Load.Tests, result.Load.Pipeline, Math.Max(1_000, result.Load.RequestsPerTest / 5));
+        LoadRounds.WarmUp(redisBenchmark, ours.Port, results);
         tabs.CloseAll();
-        foreach (var result in results)
-            RedisBenchmark.RunTests(redisBenchmark, redis.Port, result.Load.Tests, result.Load.Pipeline, Math.Max(1_000, result.Load.RequestsPerTest / 5));
+        LoadRounds.WarmUp(redisBenchmark, redis.Port, results);
 
-        for (int round = 1; round <= options.Rounds; round++)
+        LoadRounds.RunRotating(options.Rounds, results, Configurations, progress, (result, configuration) =>
         {
-            foreach (var result in results)
-            {
-                for (int i = 0; i < Configurations.Length; i++)
-                {
-                    string configuration = Configurations[(round - 1 + i) % Configurations.Length];
-                    DiagnosticsSample sample;
-                    if (configuration == WithTabs)
-                    {
-                        tabs.Open(Tabs);
-                        Thread.Sleep(SettleMillis);
-                        List<(double, double, double)>? before = null, after = null;
-                        TimeSpan browserBefore = default, browserAfter = default;
-                        var clock = new Stopwatch();
-                        sample = LoadRun.Measure(redisBenchmark, ours, result.Load,
-                            () => { before = tabs.ReadDurations(); browserBefore = tabs.BrowserCpuTime(); clock.Start(); },
-                            () => { clock.Stop(); browserAfter = tabs.BrowserCpuTime(); after = tabs.ReadDurations(); });
-                        result.BrowserUnderLoad.AddRange(StudioTabs.Costs(before!, after!, clock.Elapsed.TotalSeconds));
-                        result.BrowserCpuUnderLoad.Add((browserAfter - browserBefore).TotalMilliseconds / clock.Elapsed.TotalSeconds);
-                        tabs.CloseAll();
-                    }
-                    else
-                    {
-                        sample = LoadRun.Measure(redisBenchmark, configuration == Redis ? redis : ours, result.Load);
-                    }
-                    result.SamplesOf(configuration).Add(sample);
-                    progress.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                        $"round {round}/{options.Rounds}  {result.Load.Name,-5} -P {result.Load.Pipeline,-2}  {configuration,-8} {sample.RequestsPerSecond,12:N0} rps  {sample.CpuMicrosPerRequest,7:0.000} us CPU/req"));
-                }
-            }
-        }
+            if (configuration != WithTabs)
+                return (LoadRun.Measure(redisBenchmark, configuration == Redis ? redis : ours, result.Load), "");
+            tabs.Open(Tabs);
+            Thread.Sleep(SettleMillis);
+            List<(double, double, double)>? before = null, after = null;
+            TimeSpan browserBefore = default, browserAfter = default;
+            var clock = new Stopwatch();
+            var sample = LoadRun.Measure(redisBenchmark, ours, result.Load,
+                () => { before = tabs.ReadDurations(); browserBefore = tabs.BrowserCpuTime(); clock.Start(); },
+                () => { clock.Stop(); browserAfter = tabs.BrowserCpuTime(); after = tabs.ReadDurations(); });
+            result.BrowserUnderLoad.AddRange(StudioTabs.Costs(before!, after!, clock.Elapsed.TotalSeconds));
+            result.BrowserCpuUnderLoad.Add((browserAfter - browserBefore).TotalMilliseconds / clock.Elapsed.TotalSeconds);
+            tabs.CloseAll();
+            return (sample, "");
+        });
 
         progress.WriteLine($"studio: idle, {IdleSeconds} s without then with {Tabs} dashboards open...");
         TimeSpan cpu0 = ours.CpuTime();

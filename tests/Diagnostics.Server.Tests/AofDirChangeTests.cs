@@ -51,21 +51,9 @@ public sealed class AofDirChangeTests
             server.KillHard();
         }
 
-        using (var server = ServerProcess.Start("--appendonly", "yes", "--dir", newDir.Path))
-        using (var c = server.Connect())
-        {
-            RespAssert.Integer(7, c.Call("DBSIZE"));
-            for (int i = 1; i <= 7; i++)
-                RespAssert.Bulk($"v{i}", c.Call("GET", $"k{i}"));
-        }
-
+        AofRestart.AssertLoads(newDir.Path, 7, [.. Enumerable.Range(1, 7).Select(i => ($"k{i}", (string?)$"v{i}"))]);
         // The old directory was left whole, as of the move: all six keys written before it.
-        using (var server = ServerProcess.Start("--appendonly", "yes", "--dir", oldDir.Path))
-        using (var c = server.Connect())
-        {
-            RespAssert.Integer(6, c.Call("DBSIZE"));
-            RespAssert.Bulk("v6", c.Call("GET", "k6"));
-        }
+        AofRestart.AssertLoads(oldDir.Path, 6, ("k6", "v6"));
     }
 
     /// <summary>A new path to the same directory (a symlink) moves nothing: copying the files onto themselves would empty them.</summary>
@@ -105,11 +93,6 @@ public sealed class AofDirChangeTests
             RespAssert.Integer(5 + acknowledged, c.Call("DBSIZE"));
             server.KillHard();
         }
-        using (var server = ServerProcess.Start("--appendonly", "yes", "--dir", dir.Path))
-        using (var c = server.Connect())
-        {
-            RespAssert.Integer(5 + acknowledged, c.Call("DBSIZE"));
-            RespAssert.Bulk($"{acknowledged - 1}", c.Call("GET", $"w{acknowledged - 1}"));
-        }
+        AofRestart.AssertLoads(dir.Path, 5 + acknowledged, ($"w{acknowledged - 1}", $"{acknowledged - 1}"));
     }
 }

@@ -138,12 +138,7 @@ public sealed class AofRoundTripTests
             Assert.Equal(0, server.ExitCode);
             Assert.Contains("Calling fsync() on the AOF file.", server.Output);
         }
-        using (var server = ServerProcess.Start("--appendonly", "yes", "--dir", dir.Path))
-        using (var c = server.Connect())
-        {
-            RespAssert.Integer(200, c.Call("DBSIZE"));
-            RespAssert.Bulk("value 199", c.Call("GET", "term:199"));
-        }
+        AofRestart.AssertLoads(dir.Path, 200, ("term:199", "value 199"));
     }
 
     [Fact]
@@ -191,14 +186,7 @@ public sealed class AofRoundTripTests
             Assert.Equal("0", InfoFields.Get(c, "persistence", "aof_enabled"));
             RespAssert.Ok(c.Call("SET", "runtime:unlogged", "x"));
         }
-        using (var server = ServerProcess.Start("--appendonly", "yes", "--dir", dir.Path))
-        using (var c = server.Connect())
-        {
-            RespAssert.Integer(501, c.Call("DBSIZE"));
-            RespAssert.Bulk("v499", c.Call("GET", "runtime:499"));
-            RespAssert.Bulk("x", c.Call("GET", "runtime:after"));
-            RespAssert.Null(c.Call("GET", "runtime:unlogged"));
-        }
+        AofRestart.AssertLoads(dir.Path, 501, ("runtime:499", "v499"), ("runtime:after", "x"), ("runtime:unlogged", null));
     }
 
     /// <summary>appendfsync switched back and forth under load: no write is lost or doubled, no client hangs.</summary>

@@ -26,8 +26,7 @@ public sealed partial class HttpAccessTests
         var variants = Spellings(MonitorAnnouncement.IngestPath).ToList();
         foreach (string path in variants)
         {
-            using var request = new HttpRequestMessage(HttpMethod.Post, path) { Content = new StringContent(batch, System.Text.Encoding.UTF8, "application/json") };
-            using var response = api.Send(request);
+            using var response = api.Send(HttpMethod.Post, path, batch);
             Assert.True(response.StatusCode == HttpStatusCode.Unauthorized, $"POST {path} without the token answered {(int)response.StatusCode}");
         }
         var report = api.Get("/api/monitor", ContractsJson.Default.MonitorReport);
@@ -61,10 +60,7 @@ public sealed partial class HttpAccessTests
             string method = methods == "*" ? "GET" : methods.Split(',')[0];
             foreach (string path in Spellings(Concrete(route)))
             {
-                using var request = new HttpRequestMessage(new HttpMethod(method), path);
-                if (method != "GET")
-                    request.Content = new StringContent("{}", System.Text.Encoding.UTF8, "application/json");
-                using var response = anonymous.Send(request);
+                using var response = anonymous.Send(new HttpMethod(method), path, method != "GET" ? "{}" : null);
                 Assert.True(response.StatusCode == HttpStatusCode.Unauthorized, $"{method} {path} ({line}) without credentials answered {(int)response.StatusCode}");
                 tried++;
             }
@@ -87,11 +83,7 @@ public sealed partial class HttpAccessTests
         }
         using var anonymous = new ApiClient(server.HttpPort);
         foreach (string path in new[] { "/api/slowlog", "/api/clients", "/api/keyspace", "/api/info", "/api/config", "/api/debug/package", "/metrics", "/" })
-        {
-            using var response = await anonymous.Http.GetAsync(path);
-            Assert.True(response.StatusCode == HttpStatusCode.Unauthorized, $"GET {path} without the password answered {(int)response.StatusCode}");
-            Assert.Equal("Bearer", response.Headers.WwwAuthenticate.ToString());
-        }
+            anonymous.AssertAsksForCredentials(path);
         // A browser is sent to the login page.
         var page = new HttpRequestMessage(HttpMethod.Get, "/clients");
         page.Headers.Accept.Add(new MediaTypeWithQualityHeaderValue("text/html"));
@@ -107,10 +99,7 @@ public sealed partial class HttpAccessTests
             Assert.Contains("customer:42", keyed.GetText("/api/slowlog"));
             Assert.Contains("redis_connected_clients", keyed.GetText("/metrics"));
         }
-        var withHeader = new HttpRequestMessage(HttpMethod.Get, "/api/clients");
-        withHeader.Headers.Add("X-Api-Key", Password);
-        using (var response = anonymous.Send(withHeader))
-            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal(HttpStatusCode.OK, anonymous.StatusOf(HttpMethod.Get, "/api/clients", ("X-Api-Key", Password)));
     }
 
     [Fact]

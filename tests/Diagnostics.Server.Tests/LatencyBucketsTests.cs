@@ -1,4 +1,4 @@
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Latency;
 
 namespace Diagnostics.Server.Tests;
 

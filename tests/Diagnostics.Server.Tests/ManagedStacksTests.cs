@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Stacks;
 using Diagnostics.Server.Memory;
 using Diagnostics.Server.Tests.Infrastructure;
 

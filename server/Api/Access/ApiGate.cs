@@ -70,8 +70,8 @@ public sealed class ApiGate(RequestDelegate next, ServerConfig config, DataServe
         // The login form's post is a guess like a wrong bearer: refused unseen while the address is over
         // its budget (the page itself charges a miss, through StudioAccess).
         if (credential == HttpCredential.None && HttpMethods.IsPost(context.Request.Method) && IsLoginPage(endpoint)
-            && limiter.Attempt(context, static () => true, "", out var loginRetryAfter) == AuthAttempt.RateLimited)
-            return AuthFailureLimiter.RefuseAsync(context, loginRetryAfter);
+            && limiter.IsOverBudget(AuthFailureLimiter.Source(context)))
+            return limiter.RefuseOverBudgetAsync(context);
         if (!HttpMethods.IsGet(context.Request.Method) && !HttpMethods.IsHead(context.Request.Method) && IsCrossSite(context))
             return Refuse(context, StatusCodes.Status403Forbidden, "cross-site requests may not change the server");
         return next(context);

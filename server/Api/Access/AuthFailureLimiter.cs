@@ -1,6 +1,6 @@
 using System.Net;
 using System.Threading.RateLimiting;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Info;
 
 namespace Diagnostics.Server.Api.Access;
 
@@ -50,7 +50,7 @@ public sealed class AuthFailureLimiter : IDisposable
         {
             // The next failure's permit must be there before the secret is even compared; the bucket
             // gains one every RefillEvery, so that is the longest wait for it.
-            if (_limiter.GetStatistics(source) is { CurrentAvailablePermits: < 1 })
+            if (IsOverBudget(source))
             {
                 retryAfter = RefillEvery;
                 _stats.HttpAuthRefusedForRate();
@@ -65,6 +65,22 @@ public sealed class AuthFailureLimiter : IDisposable
         return AuthAttempt.Rejected;
     }
 
+    /// <summary>
+    /// Whether <paramref name="address"/> has spent its budget, so its next secret is refused
+    /// unseen. Only asks: charges and counts nothing.
+    /// </summary>
+    public bool IsOverBudget(IPAddress address) => _limiter.GetStatistics(address) is { CurrentAvailablePermits: < 1 };
+
+    /// <summary>
+    /// Refuses a request that would present a secret from an address over its budget (see
+    /// <see cref="IsOverBudget"/>): counted as a refusal, answered 429 with Retry-After.
+    /// </summary>
+    public Task RefuseOverBudgetAsync(HttpContext context)
+    {
+        _stats.HttpAuthRefusedForRate();
+        return RefuseAsync(context, RefillEvery);
+    }
+
     /// <summary>Writes the refusal: 429 with Retry-After in whole seconds.</summary>
     public static Task RefuseAsync(HttpContext context, TimeSpan retryAfter)
     {
@@ -75,7 +91,8 @@ public sealed class AuthFailureLimiter : IDisposable
         return context.Response.WriteAsync($"too many failed authentications from this address: try again in {seconds} s\n");
     }
 
-    private static IPAddress Source(HttpContext context) =>
+    /// <summary>The address a request came from, an IPv4-mapped IPv6 address as the IPv4 one: what the budget is kept by.</summary>
+    public static IPAddress Source(HttpContext context) =>
         context.Connection.RemoteIpAddress is { } address
             ? address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address
             : IPAddress.None;

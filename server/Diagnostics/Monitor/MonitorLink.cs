@@ -1,4 +1,8 @@
 using Diagnostics.Contracts;
+using Diagnostics.Server.Diagnostics.Disk;
+using Diagnostics.Server.Diagnostics.History;
+using Diagnostics.Server.Diagnostics.Latency;
+using Diagnostics.Server.Diagnostics.Threads;
 using Diagnostics.Server.Diagnostics.Views;
 
 namespace Diagnostics.Server.Diagnostics.Monitor;

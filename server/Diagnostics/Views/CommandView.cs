@@ -1,5 +1,7 @@
 using System.Diagnostics;
 using Diagnostics.Contracts;
+using Diagnostics.Server.Diagnostics.Latency;
+using Diagnostics.Server.Diagnostics.Threads;
 
 namespace Diagnostics.Server.Diagnostics.Views;
 

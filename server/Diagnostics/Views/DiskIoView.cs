@@ -1,4 +1,6 @@
 using Diagnostics.Contracts;
+using Diagnostics.Server.Diagnostics.Disk;
+using Diagnostics.Server.Diagnostics.Info;
 
 namespace Diagnostics.Server.Diagnostics.Views;
 

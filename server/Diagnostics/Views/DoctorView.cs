@@ -1,5 +1,9 @@
 using Diagnostics.Contracts;
 using Diagnostics.Doctor;
+using Diagnostics.Server.Configuration;
+using Diagnostics.Server.Diagnostics.Disk;
+using Diagnostics.Server.Diagnostics.History;
+using Diagnostics.Server.Diagnostics.SlowCommands;
 
 namespace Diagnostics.Server.Diagnostics.Views;
 
@@ -24,7 +28,7 @@ public static class DoctorView
         Environment = EnvironmentView.Build(),
         DiskIo = DiskIoView.Build(),
         Monitor = server.Monitor.Report(),
-        Config = Api.HttpApi.RedactedConfig(server),
+        Config = Redaction.Settings(server.Config),
     };
 
     public static DoctorReport Examine(DataServer server) => DoctorRules.Examine(Input(server));

@@ -1,6 +1,8 @@
 using System.Globalization;
 using System.Runtime.InteropServices;
 using Diagnostics.Contracts;
+using Diagnostics.Server.Diagnostics.Info;
+using Diagnostics.Server.Diagnostics.Kernel;
 
 namespace Diagnostics.Server.Diagnostics.Views;
 

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using Diagnostics.Contracts;
+using Diagnostics.Server.Diagnostics.Threads;
 
 namespace Diagnostics.Server.Diagnostics.Views;
 

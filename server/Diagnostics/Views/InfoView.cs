@@ -1,4 +1,5 @@
 using Diagnostics.Contracts;
+using Diagnostics.Server.Diagnostics.Info;
 
 namespace Diagnostics.Server.Diagnostics.Views;
 

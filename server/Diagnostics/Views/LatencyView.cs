@@ -1,4 +1,5 @@
 using Diagnostics.Contracts;
+using Diagnostics.Server.Diagnostics.Latency;
 
 namespace Diagnostics.Server.Diagnostics.Views;
 

@@ -1,4 +1,5 @@
 using Diagnostics.Contracts;
+using Diagnostics.Server.Diagnostics.Info;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Memory;
 

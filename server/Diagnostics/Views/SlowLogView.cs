@@ -1,5 +1,6 @@
 using System.Text;
 using Diagnostics.Contracts;
+using Diagnostics.Server.Diagnostics.SlowCommands;
 
 namespace Diagnostics.Server.Diagnostics.Views;
 

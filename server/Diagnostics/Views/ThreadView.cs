@@ -1,6 +1,9 @@
 using System.ComponentModel;
 using System.Diagnostics;
 using Diagnostics.Contracts;
+using Diagnostics.Server.Diagnostics.Disk;
+using Diagnostics.Server.Diagnostics.Kernel;
+using Diagnostics.Server.Diagnostics.Threads;
 using Diagnostics.Server.Memory;
 
 namespace Diagnostics.Server.Diagnostics.Views;

@@ -3,7 +3,7 @@ using System.Text;
 using Diagnostics.Fuzz.Harness;
 using Diagnostics.Server;
 using Diagnostics.Server.Configuration;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Disk;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Persistence;
 using Diagnostics.Server.Protocol;

@@ -1,4 +1,6 @@
+using System.Net;
 using System.Net.Http.Headers;
+using System.Text;
 using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
 
@@ -35,6 +37,41 @@ public sealed class ApiClient : IDisposable
     }
 
     public HttpResponseMessage Send(HttpRequestMessage request) => _http.SendAsync(request).GetAwaiter().GetResult();
+
+    /// <summary>
+    /// A request built by hand, as another site's page, a rebinding page or a script sends it: any
+    /// method and path spelling, headers this client would not add (Host, Origin, X-Api-Key), and an
+    /// optional JSON body. The caller disposes the response.
+    /// </summary>
+    public HttpResponseMessage Send(HttpMethod method, string path, string? json, params (string Name, string Value)[] headers)
+    {
+        using var request = new HttpRequestMessage(method, path);
+        if (json is not null)
+            request.Content = new StringContent(json, Encoding.UTF8, "application/json");
+        foreach (var (name, value) in headers)
+        {
+            if (name == "Host")
+                request.Headers.Host = value;
+            else
+                request.Headers.Add(name, value);
+        }
+        return Send(request);
+    }
+
+    /// <summary>The status a hand-built request without a body gets.</summary>
+    public HttpStatusCode StatusOf(HttpMethod method, string path, params (string Name, string Value)[] headers)
+    {
+        using var response = Send(method, path, null, headers);
+        return response.StatusCode;
+    }
+
+    /// <summary>A GET of <paramref name="path"/> is refused for want of credentials: 401 with a Bearer challenge.</summary>
+    public void AssertAsksForCredentials(string path)
+    {
+        using var response = _http.GetAsync(path).GetAwaiter().GetResult();
+        Assert.True(response.StatusCode == HttpStatusCode.Unauthorized, $"GET {path} without credentials answered {(int)response.StatusCode}");
+        Assert.Equal("Bearer", response.Headers.WwwAuthenticate.ToString());
+    }
 
     public void Dispose() => _http.Dispose();
 }
