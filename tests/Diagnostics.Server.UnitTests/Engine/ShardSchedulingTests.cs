@@ -187,6 +187,95 @@ public sealed class ShardSchedulingTests
         }
     }
 
+    /// <summary>
+    /// The narrow race of flat combining: a caller's spin ends just as the holder lets go, and it
+    /// queues its work after the holder last looked. With steady traffic the next holder would
+    /// pick it up anyway; so each round here is one holder and one caller, then silence (the
+    /// next round starts once the caller's work ran), where a stranded work waits forever. The
+    /// holder keeps the shard until the caller is calling, then for a while that walks toward the
+    /// caller's spin's length (longer when the caller got the shard, shorter when it handed off),
+    /// so its let-go keeps falling around the spin's end, where the race is.
+    /// </summary>
+    [Fact]
+    public void AWorkQueuedAsTheHolderLetsGoIsRunWithoutFurtherTraffic()
+    {
+        using var shard = NewInlineShard();
+        const int Rounds = 40000;
+        var deadline = DateTime.UtcNow + Guard;
+        int holding = 0, calling = 0, callerDone = 0, handedOffLast = 0;
+        string? holderError = null, callerError = null;
+        int handOffs = 0;
+
+        var holder = StartThread(() =>
+        {
+            var random = new Random(1);
+            int hold = 200;
+            var work = new CallbackWork(round =>
+            {
+                Volatile.Write(ref holding, round);
+                if (!SpinUntil(() => Volatile.Read(ref calling) == round, deadline))
+                    return;
+                Thread.SpinWait(hold + random.Next(0, 16));
+            });
+            for (int round = 1; round <= Rounds; round++)
+            {
+                if (!SpinUntil(() => Volatile.Read(ref callerDone) == round - 1, deadline))
+                {
+                    holderError = $"round {round}: the caller's work of the last round never ran";
+                    return;
+                }
+                if (round > 1)
+                    hold = Math.Max(0, hold + (Volatile.Read(ref handedOffLast) == 1 ? -4 : 4));
+                work.Round = round;
+                if (!shard.RunOrHandOff(work))
+                {
+                    holderError = $"round {round}: the shard was not free for the holder";
+                    return;
+                }
+            }
+        });
+        var caller = StartThread(() =>
+        {
+            var work = new TimedWork();
+            for (int round = 1; round <= Rounds; round++)
+            {
+                if (!SpinUntil(() => Volatile.Read(ref holding) == round, deadline))
+                    return; // the holder says why
+                work.Prepare(0);
+                Volatile.Write(ref calling, round);
+                bool ranHere = shard.RunOrHandOff(work);
+                Volatile.Write(ref handedOffLast, ranHere ? 0 : 1);
+                if (!ranHere)
+                {
+                    handOffs++;
+                    if (!work.Completed.Wait(TimeSpan.FromSeconds(10)))
+                    {
+                        callerError = $"round {round}: a handed-off work was never run";
+                        return;
+                    }
+                }
+                Volatile.Write(ref callerDone, round);
+            }
+        });
+        Assert.True(caller.Join(Guard + Guard));
+        Assert.True(holder.Join(Guard + Guard));
+        Assert.Null(callerError);
+        Assert.Null(holderError);
+        Assert.True(handOffs > 0, "no work was ever handed off: the test did not contend");
+    }
+
+    private static bool SpinUntil(Func<bool> condition, DateTime deadline)
+    {
+        var spin = new SpinWait();
+        while (!condition())
+        {
+            if (DateTime.UtcNow > deadline)
+                return false;
+            spin.SpinOnce(sleep1Threshold: -1);
+        }
+        return true;
+    }
+
     [Fact]
     public void AnExecutorRunsPostedWorkOnItsOwnThreadOncePerPostInEachPostersOrder()
     {
@@ -538,6 +627,31 @@ public sealed class ShardSchedulingTests
                 Error ??= $"owner {owner} executed {Executed} of {works}";
             _done.TrySetResult();
         }
+    }
+
+    /// <summary>Runs a callback with the round it was given, holding the shard meanwhile.</summary>
+    private sealed class CallbackWork(Action<int> body) : ShardWork
+    {
+        public int Round;
+
+        public override void Execute(Shard shard) => body(Round);
+    }
+
+    /// <summary>Holds the shard for a given spin, then tells its owner (when handed off) that it ran.</summary>
+    private sealed class TimedWork : ShardWork
+    {
+        private int _spin;
+        public readonly ManualResetEventSlim Completed = new();
+
+        public void Prepare(int spin)
+        {
+            _spin = spin;
+            Completed.Reset();
+        }
+
+        public override void Execute(Shard shard) => Thread.SpinWait(_spin);
+
+        public override void HandOffCompleted(Exception? failure, bool continueHere) => Completed.Set();
     }
 
     /// <summary>Executor-mode work: a poster's numbered post, signalled when it ran.</summary>
