@@ -4,18 +4,19 @@ using Diagnostics.Server.Configuration;
 using Diagnostics.Server.Diagnostics;
 using Diagnostics.Server.Persistence;
 using Diagnostics.Server.Protocol;
+using Diagnostics.Server.UnitTests.Infrastructure;
 using Xunit.Abstractions;
 
 namespace Diagnostics.Server.UnitTests.Persistence;
 
 /// <summary>
-/// The AOF's group commit in process, with real files in a temp directory: many threads append
-/// their records as connections do (<see cref="AppendOnlyFile.Append"/>) and hold their "reply"
-/// until <see cref="AppendOnlyFile.AcknowledgedOffset"/> covers them, exactly as a connection's
-/// flush waits. One class, one collection: the fsync counts are read from the process-wide disk
-/// accounting, which no other test here touches for AOF fsyncs.
+/// The AOF's group commit in process, on real files: many threads append their records as
+/// connections do (<see cref="AppendOnlyFile.Append"/>) and hold their "reply" until
+/// <see cref="AppendOnlyFile.AcknowledgedOffset"/> covers them, as a connection's flush waits.
+/// The fsync counts come from the process-wide disk accounting, so these tests run alone
+/// (<see cref="InProcessServerCollection"/>).
 /// </summary>
-[Collection(nameof(AofGroupCommitTests))]
+[Collection(InProcessServerCollection.Name)]
 public sealed class AofGroupCommitTests(ITestOutputHelper output) : IDisposable
 {
     private static readonly TimeSpan Guard = TimeSpan.FromSeconds(60);
