@@ -6,7 +6,7 @@
 #   ./build.ps1 bench --quick
 #
 #   build    dotnet build -c Release
-#   test     dotnet test Diagnostics.sln
+#   test     dotnet test Diagnostics.sln -m:1 (test projects one at a time, see README)
 #   run      dotnet run -c Release --project server -- <args>
 #   bench    dotnet run -c Release --project tests/Diagnostics.Benchmarks -- <args>
 #   publish  dotnet publish server -c Release -o artifacts/publish
@@ -33,7 +33,7 @@ if (-not (Get-Command dotnet -CommandType Application -ErrorAction SilentlyConti
 
 [string[]] $dotnetArguments = @(switch ($Target) {
     'build'   { @('build', '-c', 'Release') + $passThrough }
-    'test'    { @('test', 'Diagnostics.sln') + $passThrough }
+    'test'    { @('test', 'Diagnostics.sln', '-m:1') + $passThrough }
     'run'     { @('run', '-c', 'Release', '--project', 'server', '--') + $passThrough }
     'bench'   { @('run', '-c', 'Release', '--project', 'tests/Diagnostics.Benchmarks', '--') + $passThrough }
     'publish' { @('publish', 'server', '-c', 'Release', '-o', 'artifacts/publish') + $passThrough }
