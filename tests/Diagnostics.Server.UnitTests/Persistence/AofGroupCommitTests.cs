@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.Text;
 using Diagnostics.Server.Configuration;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Disk;
 using Diagnostics.Server.Persistence;
 using Diagnostics.Server.Protocol;
 using Diagnostics.Server.UnitTests.Infrastructure;
