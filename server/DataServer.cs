@@ -19,6 +19,7 @@ public sealed class DataServer : IDisposable
         Keyspace = new Keyspace(config.Shards, config.Databases, config.Mode, config.Hz);
         config.HzChanged += hz => Keyspace.Cron.Hz = hz;
         Instantaneous = new InstantaneousMetrics(Stats);
+        Executor = new Execution.CommandExecutor(this);
         Aof = new Persistence.AppendOnlyFile(this);
         // Keys the cron expires reach the AOF as DELs while it is on.
         Keyspace.Cron.Aof = Aof;
@@ -34,8 +35,10 @@ public sealed class DataServer : IDisposable
             SlowLog.ThresholdMicros = config.SlowLogSlowerThanMicros;
             SlowLog.MaxLength = config.SlowLogMaxLength;
         };
-        Server.PubSub.KeyspaceNotifier.Configure(PubSub, config.NotifyKeyspaceEvents);
-        config.NotifyKeyspaceEventsChanged += () => Server.PubSub.KeyspaceNotifier.Configure(PubSub, config.NotifyKeyspaceEvents);
+        KeyspaceEvents = new PubSub.KeyspaceNotifier(PubSub);
+        KeyspaceEvents.Configure(config.NotifyKeyspaceEvents);
+        config.NotifyKeyspaceEventsChanged += () => KeyspaceEvents.Configure(config.NotifyKeyspaceEvents);
+        Keyspace.Cron.Events = KeyspaceEvents;
         ServerSampleSources.Register(Sampler, this);
         Meters = new ServerMeters(this);
         Sampler.Enabled = config.DiagnosticsSampler;
@@ -66,6 +69,8 @@ public sealed class DataServer : IDisposable
     public CommandTable Commands { get; }
     public Keyspace Keyspace { get; }
     public ClientRegistry Clients { get; } = new();
+    /// <summary>Runs commands for any client: connections, EXEC, the AOF loader.</summary>
+    public Execution.CommandExecutor Executor { get; }
     /// <summary>maxmemory-clients: the clients' buffers in total, and disconnecting the biggest.</summary>
     public ClientEviction ClientEviction { get; }
     /// <summary>The append-only file: logging, loading and rewriting.</summary>
@@ -74,6 +79,8 @@ public sealed class DataServer : IDisposable
 
     /// <summary>Channels, patterns and their subscribers.</summary>
     public PubSub.PubSubRegistry PubSub { get; } = new();
+    /// <summary>notify-keyspace-events: this server's keyspace events, published to its own channels.</summary>
+    public PubSub.KeyspaceNotifier KeyspaceEvents { get; }
     /// <summary>Commands slower than slowlog-log-slower-than (SLOWLOG).</summary>
     public SlowLog SlowLog { get; } = new();
     /// <summary>The 1 Hz sampler and the hour of history it keeps.</summary>
