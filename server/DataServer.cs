@@ -22,7 +22,7 @@ public sealed class DataServer : IDisposable
         Executor = new Execution.CommandExecutor(this);
         Aof = new Persistence.AppendOnlyFile(this);
         // Keys the cron expires reach the AOF as DELs while it is on.
-        Keyspace.Cron.Aof = Aof;
+        Keyspace.Cron.Propagation = new Persistence.AofPropagationSink(Aof);
         // As Redis's freeMemoryGetNotCountedMemory: the AOF buffer does not count against
         // maxmemory, nor does the rewrite's private copy (the pages Redis's fork would share).
         Keyspace.Eviction.NotCountedMemory = () => Aof.Enabled ? Aof.BufferMemory + Aof.RewriteMemory : 0;

@@ -24,8 +24,8 @@ public sealed class ShardCron
     /// <summary>Where an expiry pass that took latency-monitor-threshold or longer is recorded (expire-cycle).</summary>
     public Diagnostics.LatencyMonitor? LatencyMonitor { get; set; }
 
-    /// <summary>The AOF, which receives the DELs of keys the cron expired while the shard is still held.</summary>
-    public Persistence.AppendOnlyFile? Aof { get; set; }
+    /// <summary>Where the DELs of keys the cron expired or evicted go (the AOF), while the shard is still held.</summary>
+    public IPropagationSink? Propagation { get; set; }
 
     /// <summary>maxmemory: each cron pass evicts from its shard while memory is over the limit.</summary>
     public Eviction? Eviction { get; set; }
@@ -95,7 +95,7 @@ public sealed class ShardCron
     {
         var scope = shard.CronEffects ??= new CommandEffects(Events);
         scope.Events = Events; // set after the shards started, which may run a pass first
-        scope.Open(Aof is { Enabled: true } ? shard.CronLog ??= new Persistence.AofRecordBuffer() : null);
+        scope.Open(Propagation is { Enabled: true } sink ? shard.CronLog ??= sink.NewBuffer() : null);
         var previous = shard.Effects;
         shard.Effects = scope;
         return previous;
@@ -107,11 +107,8 @@ public sealed class ShardCron
         var scope = shard.Effects!;
         shard.Effects = previous;
         scope.FlushDeferred();
-        if (scope.Propagation is Persistence.AofRecordBuffer { IsEmpty: false } log)
-        {
-            Aof!.Append(log);
-            log.Clear();
-        }
+        if (scope.Propagation is { } log)
+            Propagation!.Commit(log);
     }
 
     private void ActiveExpire(Shard shard)

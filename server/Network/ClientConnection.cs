@@ -16,8 +16,10 @@ using Microsoft.Extensions.Logging;
 namespace Diagnostics.Server.Network;
 
 /// <summary>
-/// One client: its session state (database, protocol, name, auth) and the loop that reads
-/// requests, routes them to shards and writes the replies in order.
+/// One network client: the loop that reads requests, parses them into batches, hands them to its
+/// <see cref="ShardRouter"/> (which runs each through the <see cref="CommandExecutor"/> on whatever
+/// thread holds its shards) and writes the replies in order. Its session state (database,
+/// protocol, auth, transaction, subscriptions) is the <see cref="ClientSession"/> it is.
 ///
 /// Reading: every complete command in the buffer is parsed; the reader is advanced to the end of
 /// the last complete command and marked examined to the end of the buffer, so an incomplete
@@ -75,6 +77,12 @@ public sealed partial class ClientConnection : ClientSession
     /// <summary>Free room in the argument arena (CLIENT LIST qbuf-free).</summary>
     public long QueryBufferFreeBytes => Math.Max(0, ArenaCapacity - ArgvBytes);
     public bool Killed { get; private set; }
+
+    /// <summary>Commands queued since MULTI, or -1 outside one (CLIENT LIST multi=).</summary>
+    public int QueuedCommands => Transaction?.QueuedCommands ?? -1;
+
+    /// <summary>Bytes the queued commands hold (CLIENT LIST multi-mem).</summary>
+    public long QueuedBytes => Transaction?.QueuedBytes ?? 0;
 
     /// <summary>True once the connection is closing or the client asked to (QUIT): nothing more runs.</summary>
     internal bool Stopping => _closing || CloseAfterReply;
