@@ -27,9 +27,10 @@ public sealed class DataServer : IDisposable
         Keyspace = new Keyspace(config.Shards, config.Databases, config.Mode, config.Hz);
         config.HzChanged += hz => Keyspace.Cron.Hz = hz;
         Instantaneous = new InstantaneousMetrics(Stats);
+        Executor = new Execution.CommandExecutor(this);
         Aof = new Persistence.AppendOnlyFile(this);
         // Keys the cron expires reach the AOF as DELs while it is on.
-        Keyspace.Cron.Aof = Aof;
+        Keyspace.Cron.Propagation = new Persistence.AofPropagationSink(Aof);
         // As Redis's freeMemoryGetNotCountedMemory: the AOF buffer does not count against
         // maxmemory, nor does the rewrite's private copy (the pages Redis's fork would share).
         Keyspace.Eviction.NotCountedMemory = () => Aof.Enabled ? Aof.BufferMemory + Aof.RewriteMemory : 0;
@@ -42,8 +43,10 @@ public sealed class DataServer : IDisposable
             SlowLog.ThresholdMicros = config.SlowLogSlowerThanMicros;
             SlowLog.MaxLength = config.SlowLogMaxLength;
         };
-        Server.PubSub.KeyspaceNotifier.Configure(PubSub, config.NotifyKeyspaceEvents);
-        config.NotifyKeyspaceEventsChanged += () => Server.PubSub.KeyspaceNotifier.Configure(PubSub, config.NotifyKeyspaceEvents);
+        KeyspaceEvents = new PubSub.KeyspaceNotifier(PubSub);
+        KeyspaceEvents.Configure(config.NotifyKeyspaceEvents);
+        config.NotifyKeyspaceEventsChanged += () => KeyspaceEvents.Configure(config.NotifyKeyspaceEvents);
+        Keyspace.Cron.Events = KeyspaceEvents;
         ServerSampleSources.Register(Sampler, this);
         Meters = new ServerMeters(this);
         Sampler.Enabled = config.DiagnosticsSampler;
@@ -74,6 +77,8 @@ public sealed class DataServer : IDisposable
     public CommandTable Commands { get; }
     public Keyspace Keyspace { get; }
     public ClientRegistry Clients { get; } = new();
+    /// <summary>Runs commands for any client: connections, EXEC, the AOF loader.</summary>
+    public Execution.CommandExecutor Executor { get; }
     /// <summary>maxmemory-clients: the clients' buffers in total, and disconnecting the biggest.</summary>
     public ClientEviction ClientEviction { get; }
     /// <summary>The append-only file: logging, loading and rewriting.</summary>
@@ -82,6 +87,8 @@ public sealed class DataServer : IDisposable
 
     /// <summary>Channels, patterns and their subscribers.</summary>
     public PubSub.PubSubRegistry PubSub { get; } = new();
+    /// <summary>notify-keyspace-events: this server's keyspace events, published to its own channels.</summary>
+    public PubSub.KeyspaceNotifier KeyspaceEvents { get; }
     /// <summary>Commands slower than slowlog-log-slower-than (SLOWLOG).</summary>
     public SlowLog SlowLog { get; } = new();
     /// <summary>The 1 Hz sampler and the hour of history it keeps.</summary>

@@ -1,6 +1,7 @@
 using Diagnostics.Server.DataTypes;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Network;
+using Diagnostics.Server.Persistence;
 using Diagnostics.Server.Protocol;
 using static Diagnostics.Server.Commands.CommandFlags;
 
@@ -97,13 +98,18 @@ public static unsafe class BlockingCommands
         c.LogNothing();
     }
 
-    /// <summary>The blocking command as a context of its own client, to be served on the thread that made its key ready.</summary>
-    private static CommandContext ContextOf(BlockedClient waiter)
+    /// <summary>
+    /// The blocking command as a context of its own client, to be served by the holder of
+    /// <paramref name="db"/>'s shard, right after the write that made its key ready: it reports to
+    /// that write's effects scope, so its pop is propagated after the write, into the same buffer.
+    /// </summary>
+    private static CommandContext ContextOf(BlockedClient waiter, Database db)
     {
         var client = (ClientConnection)waiter.Owner;
         var server = client.Server;
+        var effects = db.Effects!;
         return new CommandContext(server, client, server.Keyspace, client.BatchArgs(waiter.CommandIndex), client.SpecAt(waiter.CommandIndex)!,
-            DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(), records: ExpiryLog.Current);
+            DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(), effects, records: effects.Propagation as AofRecordBuffer);
     }
 
     // ---- BLPOP / BRPOP / BZPOPMIN / BZPOPMAX ----------------------------------------------
@@ -143,7 +149,7 @@ public static unsafe class BlockingCommands
 
     private static bool ServePop(BlockedClient waiter, Database db, ReadOnlySpan<byte> key, Entry* e)
     {
-        var c = ContextOf(waiter);
+        var c = ContextOf(waiter, db);
         PopAndReply(ref c, key, e);
         return true;
     }
@@ -163,7 +169,7 @@ public static unsafe class BlockingCommands
         c.Reply.ArrayHeader(2);
         c.Reply.Bulk(key);
         ListCommands.PopOne(ref c, Values.List(e), head);
-        TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.List, head ? "lpop"u8 : "rpop"u8, key);
+        TypedKeys.Notify(ref c, Engine.KeyspaceEventTypes.List, head ? "lpop"u8 : "rpop"u8, key);
         TypedKeys.DeleteIfEmpty(ref c, key, e);
         if (c.LogAs(2) is { } log)
         {
@@ -210,7 +216,7 @@ public static unsafe class BlockingCommands
     /// </summary>
     private static bool ServeMove(BlockedClient waiter, Database db, ReadOnlySpan<byte> key, Entry* e)
     {
-        var c = ContextOf(waiter);
+        var c = ContextOf(waiter, db);
         // BRPOPLPUSH is BLMOVE RIGHT LEFT; BLMOVE's ends were checked when it blocked.
         bool fromHead = false, toHead = true;
         if (c.Spec.Name == "blmove")
@@ -253,7 +259,7 @@ public static unsafe class BlockingCommands
 
     private static bool ServeMultiPop(BlockedClient waiter, Database db, ReadOnlySpan<byte> key, Entry* e)
     {
-        var c = ContextOf(waiter);
+        var c = ContextOf(waiter, db);
         MultiPop.Pop(ref c, 2, key, e);
         return true;
     }
@@ -264,7 +270,7 @@ public static unsafe class BlockingCommands
         c.Reply.ArrayHeader(3);
         c.Reply.Bulk(key);
         SortedSetCommands.PopOne(ref c, Values.SortedSet(e), max, nested: false);
-        TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.SortedSet, max ? "zpopmax"u8 : "zpopmin"u8, key);
+        TypedKeys.Notify(ref c, Engine.KeyspaceEventTypes.SortedSet, max ? "zpopmax"u8 : "zpopmin"u8, key);
         TypedKeys.DeleteIfEmpty(ref c, key, e);
         if (c.LogAs(2) is { } log)
         {

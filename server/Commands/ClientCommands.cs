@@ -130,7 +130,8 @@ public static class ClientCommands
     private static void Info(ref CommandContext c)
     {
         var text = new StringBuilder();
-        ClientDescription.Append(text, c.Client, c.NowMs);
+        if (c.Client is ClientConnection self)
+            ClientDescription.Append(text, self, c.NowMs);
         c.Reply.Verbatim(text.ToString());
     }
 

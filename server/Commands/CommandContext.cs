@@ -1,7 +1,7 @@
 using System.Runtime.CompilerServices;
 using System.Text;
 using Diagnostics.Server.Engine;
-using Diagnostics.Server.Network;
+using Diagnostics.Server.Execution;
 using Diagnostics.Server.Persistence;
 using Diagnostics.Server.Protocol;
 
@@ -14,9 +14,10 @@ namespace Diagnostics.Server.Commands;
 /// </summary>
 public unsafe ref struct CommandContext
 {
-    public CommandContext(DataServer server, ClientConnection client, Keyspace keyspace, ArgList args, CommandSpec spec,
-        long nowMs, bool replaying = false, AofRecordBuffer? records = null)
+    public CommandContext(DataServer server, ClientSession client, Keyspace keyspace, ArgList args, CommandSpec spec,
+        long nowMs, CommandEffects effects, bool replaying = false, AofRecordBuffer? records = null)
     {
+        Effects = effects;
         Server = server;
         Client = client;
         Keyspace = keyspace;
@@ -28,7 +29,7 @@ public unsafe ref struct CommandContext
     }
 
     public readonly DataServer Server;
-    public readonly ClientConnection Client;
+    public readonly ClientSession Client;
     /// <summary>The data the command acts on: the server's, or a rewrite's private copy being rebuilt from files.</summary>
     public readonly Keyspace Keyspace;
     public readonly ArgList Args;
@@ -42,6 +43,11 @@ public unsafe ref struct CommandContext
     /// Keys past their time go once the load is done.
     /// </summary>
     public readonly long ExpireClockMs;
+    /// <summary>
+    /// The effects scope the command reports to (keyspace events, keys made ready): its client's,
+    /// or, for a blocked client served after another's write, the scope of that write's command.
+    /// </summary>
+    public readonly CommandEffects Effects;
     /// <summary>Where this write is logged for the AOF; null when nothing is logged (AOF off, reads, replay).</summary>
     public readonly AofRecordBuffer? Records;
     /// <summary>Set when the handler replied with an error (failed_calls).</summary>

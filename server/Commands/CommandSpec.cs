@@ -47,7 +47,7 @@ public sealed class CommandSpec
     public int WrittenKey { get; init; }
     /// <summary>The keyspace notification a successful change by this command publishes for its keys; null when it has none or publishes its own.</summary>
     public byte[]? Event { get; internal set; }
-    public PubSub.KeyspaceEventTypes EventType { get; internal set; }
+    public Engine.KeyspaceEventTypes EventType { get; internal set; }
     public CommandHandler? Handler { get; }
     public string Group { get; }
     public string Summary { get; }

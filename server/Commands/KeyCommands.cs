@@ -57,7 +57,7 @@ public static unsafe class KeyCommands
             if (db.Delete(key, hash, c.ExpireClockMs))
             {
                 deleted++;
-                PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.Generic, "del"u8, key, c.Client.DatabaseIndex);
+                c.Effects.Notify(Engine.KeyspaceEventTypes.Generic, "del"u8, key, c.Client.DatabaseIndex);
             }
         }
         c.Reply.Integer(deleted);
@@ -137,9 +137,9 @@ public static unsafe class KeyCommands
         // slot is found only now, right before it is unlinked.
         Entry** slot = sourceDb.Keys.FindSlot(source, sourceHash);
         Entry* moved = EntryCopier.Rekey(sourceDb.Detach(slot), target, targetHash);
-        PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.Generic, "rename_from"u8, source, c.Client.DatabaseIndex);
+        c.Effects.Notify(Engine.KeyspaceEventTypes.Generic, "rename_from"u8, source, c.Client.DatabaseIndex);
         targetDb.Add(moved);
-        PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.Generic, "rename_to"u8, target, c.Client.DatabaseIndex);
+        c.Effects.Notify(Engine.KeyspaceEventTypes.Generic, "rename_to"u8, target, c.Client.DatabaseIndex);
         if (onlyIfAbsent)
             c.Reply.Integer(1);
         else
@@ -224,8 +224,8 @@ public static unsafe class KeyCommands
         // The key appears in the target database: who watches it there sees a change, as in
         // Redis (the source database's watchers are touched like any written key's).
         targetDb.Watched?.Touch(key);
-        PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.Generic, "move_from"u8, key, c.Client.DatabaseIndex);
-        PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.Generic, "move_to"u8, key, targetIndex);
+        c.Effects.Notify(Engine.KeyspaceEventTypes.Generic, "move_from"u8, key, c.Client.DatabaseIndex);
+        c.Effects.Notify(Engine.KeyspaceEventTypes.Generic, "move_to"u8, key, targetIndex);
         c.Reply.Integer(1);
     }
 }

@@ -473,8 +473,8 @@ public static unsafe class ListCommands
         Entry* to = TypedKeys.WriteOrCreate(ref c, destination, Engine.ValueType.List);
         ListValue* target = Values.List(to);
         // Redis announces the push to the destination before the pop from the source.
-        TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.List, toHead ? "lpush"u8 : "rpush"u8, destination);
-        TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.List, fromHead ? "lpop"u8 : "rpop"u8, source);
+        TypedKeys.Notify(ref c, Engine.KeyspaceEventTypes.List, toHead ? "lpush"u8 : "rpush"u8, destination);
+        TypedKeys.Notify(ref c, Engine.KeyspaceEventTypes.List, fromHead ? "lpop"u8 : "rpop"u8, source);
         if (target == list)
         {
             Rotate(list, fromHead, toHead);

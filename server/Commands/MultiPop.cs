@@ -75,14 +75,14 @@ internal static unsafe class MultiPop
             for (long i = 0; i < n; i++)
                 ListCommands.PopOne(ref c, Values.List(e), head: first);
             eventName = first ? "lpop"u8 : "rpop"u8;
-            TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.List, eventName, key);
+            TypedKeys.Notify(ref c, Engine.KeyspaceEventTypes.List, eventName, key);
         }
         else
         {
             for (long i = 0; i < n; i++)
                 SortedSetCommands.PopOne(ref c, Values.SortedSet(e), max: !first, nested: true);
             eventName = first ? "zpopmin"u8 : "zpopmax"u8;
-            TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.SortedSet, eventName, key);
+            TypedKeys.Notify(ref c, Engine.KeyspaceEventTypes.SortedSet, eventName, key);
         }
         TypedKeys.DeleteIfEmpty(ref c, key, e);
         // Propagated as the pop it was (LPOP key n, ZPOPMIN key n), as Redis does.

@@ -9,7 +9,7 @@ namespace Diagnostics.Server.Commands;
 /// </summary>
 public static class ProtectedAction
 {
-    public static bool Allowed(string setting, ClientConnection client)
+    public static bool Allowed(string setting, Execution.ClientSession client)
     {
         if (setting == "yes")
             return true;

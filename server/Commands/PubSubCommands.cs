@@ -1,8 +1,10 @@
+using Diagnostics.Server.Configuration;
+using Diagnostics.Server.PubSub;
 using static Diagnostics.Server.Commands.CommandFlags;
 
 namespace Diagnostics.Server.Commands;
 
-/// <summary>SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH and PUBSUB; the subscriptions are the connection's.</summary>
+/// <summary>SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH and PUBSUB; the subscriptions are the client's <see cref="ClientSubscriptions"/>.</summary>
 public static class PubSubCommands
 {
     public static void Register(CommandTable table)
@@ -31,10 +33,80 @@ public static class PubSubCommands
                 new CommandSpec("help", 2, introspection, 0, 0, 0, Help, g, "Returns helpful text about the different subcommands.", "6.2.0")));
     }
 
-    private static void Subscribe(ref CommandContext c) => c.Client.Subscribe(ref c, patterns: false);
-    private static void PSubscribe(ref CommandContext c) => c.Client.Subscribe(ref c, patterns: true);
-    private static void Unsubscribe(ref CommandContext c) => c.Client.Unsubscribe(ref c, patterns: false);
-    private static void PUnsubscribe(ref CommandContext c) => c.Client.Unsubscribe(ref c, patterns: true);
+    private static void Subscribe(ref CommandContext c) => Subscribe(ref c, patterns: false);
+    private static void PSubscribe(ref CommandContext c) => Subscribe(ref c, patterns: true);
+    private static void Unsubscribe(ref CommandContext c) => Unsubscribe(ref c, patterns: false);
+    private static void PUnsubscribe(ref CommandContext c) => Unsubscribe(ref c, patterns: true);
+
+    /// <summary>
+    /// The client's subscriptions, or null with an error replied: only a client something can be
+    /// delivered to subscribes (the commands are noscript, and the AOF never holds them).
+    /// </summary>
+    private static ClientSubscriptions? SubscriptionsOf(ref CommandContext c)
+    {
+        if (c.Client.PubSub is { } subscriptions)
+            return subscriptions;
+        c.Error($"ERR Can't execute '{c.Spec.FullName}': this client cannot subscribe");
+        return null;
+    }
+
+    private static void Subscribe(ref CommandContext c, bool patterns)
+    {
+        if (SubscriptionsOf(ref c) is not { } subscriptions)
+            return;
+        for (int i = 1; i < c.ArgCount; i++)
+        {
+            byte[] name = c.Arg(i).ToArray();
+            subscriptions.Add(name, patterns);
+            SubscriptionReply(ref c, patterns ? "psubscribe"u8 : "subscribe"u8, name, subscriptions.Count);
+        }
+        c.Client.Class = ClientClass.PubSub;
+    }
+
+    private static void Unsubscribe(ref CommandContext c, bool patterns)
+    {
+        if (SubscriptionsOf(ref c) is not { } subscriptions)
+            return;
+        if (c.ArgCount == 1)
+        {
+            byte[][] names = subscriptions.Names(patterns);
+            if (names.Length == 0)
+            {
+                c.Reply.PushHeader(3);
+                c.Reply.Bulk(patterns ? "punsubscribe"u8 : "unsubscribe"u8);
+                c.Reply.Null();
+                c.Reply.Integer(subscriptions.Count);
+            }
+            foreach (byte[] name in names)
+                UnsubscribeOne(ref c, subscriptions, name, patterns);
+        }
+        else
+        {
+            for (int i = 1; i < c.ArgCount; i++)
+                UnsubscribeOne(ref c, subscriptions, c.Arg(i).ToArray(), patterns);
+        }
+        if (subscriptions.Count == 0)
+            c.Client.Class = ClientClass.Normal;
+    }
+
+    /// <summary>
+    /// The reply is a boundary: the registry stops pushing for the channel before it is written,
+    /// and what was queued while the subscription lasted goes out ahead of it.
+    /// </summary>
+    private static void UnsubscribeOne(ref CommandContext c, ClientSubscriptions subscriptions, byte[] name, bool patterns)
+    {
+        subscriptions.Remove(name, patterns);
+        c.Client.BeforeUnsubscribeReply();
+        SubscriptionReply(ref c, patterns ? "punsubscribe"u8 : "unsubscribe"u8, name, subscriptions.Count);
+    }
+
+    private static void SubscriptionReply(ref CommandContext c, ReadOnlySpan<byte> kind, ReadOnlySpan<byte> name, int count)
+    {
+        c.Reply.PushHeader(3);
+        c.Reply.Bulk(kind);
+        c.Reply.Bulk(name);
+        c.Reply.Integer(count);
+    }
 
     private static void Publish(ref CommandContext c) => c.Reply.Integer(c.Server.PubSub.Publish(c.Arg(1), c.Arg(2)));
 

@@ -95,24 +95,9 @@ public static unsafe class SetCommands
         c.Reply.Integer(added);
     }
 
-    private static void SRem(ref CommandContext c)
-    {
-        Entry* e = TypedKeys.Write(ref c, c.Arg(1), Engine.ValueType.Set, out bool failed);
-        if (failed)
-            return;
-        int removed = 0;
-        if (e != null)
-        {
-            FieldTable* set = Values.Set(e);
-            for (int i = 2; i < c.ArgCount && set->Count > 0; i++)
-                if (set->Remove(c.Arg(i)))
-                    removed++;
-            TypedKeys.DeleteIfEmpty(ref c, c.Arg(1), e);
-        }
-        if (removed == 0)
-            c.LogNothing();
-        c.Reply.Integer(removed);
-    }
+    private static void SRem(ref CommandContext c) => TypedKeys.RemoveMembers(ref c, Engine.ValueType.Set, &RemoveMember);
+
+    private static bool RemoveMember(Entry* e, ReadOnlySpan<byte> member) => Values.Set(e)->Remove(member);
 
     private static void SIsMember(ref CommandContext c)
     {
@@ -269,7 +254,7 @@ public static unsafe class SetCommands
             return;
         }
         Values.Set(from)->Remove(member);
-        TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.Set, "srem"u8, source);
+        TypedKeys.Notify(ref c, Engine.KeyspaceEventTypes.Set, "srem"u8, source);
         TypedKeys.DeleteIfEmpty(ref c, source, from);
         to = TypedKeys.WriteOrCreate(ref c, destination, Engine.ValueType.Set);
         FieldTable* target = Values.Set(to);
@@ -277,7 +262,7 @@ public static unsafe class SetCommands
         if (target->Find(member, hash) == null)
         {
             target->Add(member, hash, 0);
-            TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.Set, "sadd"u8, destination);
+            TypedKeys.Notify(ref c, Engine.KeyspaceEventTypes.Set, "sadd"u8, destination);
         }
         c.Reply.Integer(1);
     }

@@ -253,7 +253,7 @@ public static unsafe partial class SortedSetCommands
         if (added + changed == 0)
             c.LogNothing();
         else
-            TypedKeys.Notify(ref c, PubSub.KeyspaceEventTypes.SortedSet, incr ? "zincr"u8 : "zadd"u8, c.Arg(1));
+            TypedKeys.Notify(ref c, Engine.KeyspaceEventTypes.SortedSet, incr ? "zincr"u8 : "zadd"u8, c.Arg(1));
         TypedKeys.DeleteIfEmpty(ref c, c.Arg(1), e);
         if (incr)
         {
@@ -295,24 +295,9 @@ public static unsafe partial class SortedSetCommands
         c.Reply.Double(next);
     }
 
-    private static void ZRem(ref CommandContext c)
-    {
-        Entry* e = TypedKeys.Write(ref c, c.Arg(1), Engine.ValueType.SortedSet, out bool failed);
-        if (failed)
-            return;
-        long removed = 0;
-        if (e != null)
-        {
-            SortedSetValue* set = Values.SortedSet(e);
-            for (int i = 2; i < c.ArgCount && set->Count > 0; i++)
-                if (set->Remove(c.Arg(i)))
-                    removed++;
-            TypedKeys.DeleteIfEmpty(ref c, c.Arg(1), e);
-        }
-        if (removed == 0)
-            c.LogNothing();
-        c.Reply.Integer(removed);
-    }
+    private static void ZRem(ref CommandContext c) => TypedKeys.RemoveMembers(ref c, Engine.ValueType.SortedSet, &RemoveMember);
+
+    private static bool RemoveMember(Entry* e, ReadOnlySpan<byte> member) => Values.SortedSet(e)->Remove(member);
 
     // ---- reads ---------------------------------------------------------------------------
 

@@ -197,7 +197,7 @@ public static unsafe class StringCommands
         else
             db.OverwriteString(slot, c.Arg(2), (flags & StringSetFlags.KeepTtl) != 0 ? -1 : expireAt);
         if (expireAt > 0)
-            PubSub.KeyspaceNotifier.Defer(PubSub.KeyspaceEventTypes.Generic, "expire"u8, key, c.Client.DatabaseIndex);
+            c.Effects.Defer(Engine.KeyspaceEventTypes.Generic, "expire"u8, key, c.Client.DatabaseIndex);
         if (!get)
             c.Reply.Ok();
         // A relative expiry is logged as the absolute time it resolved to, as Redis does, so a

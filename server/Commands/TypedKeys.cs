@@ -81,8 +81,30 @@ internal static unsafe class TypedKeys
     }
 
     /// <summary>Publishes a keyspace event for <paramref name="key"/> in the client's database (commands that name their own events).</summary>
-    public static void Notify(ref CommandContext c, PubSub.KeyspaceEventTypes type, ReadOnlySpan<byte> eventName, ReadOnlySpan<byte> key)
-        => PubSub.KeyspaceNotifier.Notify(type, eventName, key, c.Client.DatabaseIndex);
+    public static void Notify(ref CommandContext c, Engine.KeyspaceEventTypes type, ReadOnlySpan<byte> eventName, ReadOnlySpan<byte> key)
+        => c.Effects.Notify(type, eventName, key, c.Client.DatabaseIndex);
+
+    /// <summary>
+    /// SREM and ZREM: removes the members named from argument 2 on, deletes the key once it is
+    /// empty, replies how many were removed (and logs nothing when none was).
+    /// </summary>
+    public static void RemoveMembers(ref CommandContext c, Engine.ValueType type, delegate*<Entry*, ReadOnlySpan<byte>, bool> remove)
+    {
+        Entry* e = Write(ref c, c.Arg(1), type, out bool failed);
+        if (failed)
+            return;
+        long removed = 0;
+        if (e != null)
+        {
+            for (int i = 2; i < c.ArgCount && Values.Length(e) > 0; i++)
+                if (remove(e, c.Arg(i)))
+                    removed++;
+            DeleteIfEmpty(ref c, c.Arg(1), e);
+        }
+        if (removed == 0)
+            c.LogNothing();
+        c.Reply.Integer(removed);
+    }
 
     /// <summary>Deletes the key when its value has no elements left.</summary>
     public static void DeleteIfEmpty(ref CommandContext c, ReadOnlySpan<byte> key, Entry* e)
@@ -91,6 +113,6 @@ internal static unsafe class TypedKeys
             return;
         Database db = c.Database(key, out uint hash);
         db.Delete(key, hash, c.ExpireClockMs);
-        PubSub.KeyspaceNotifier.Defer(PubSub.KeyspaceEventTypes.Generic, "del"u8, key, c.Client.DatabaseIndex);
+        c.Effects.Defer(Engine.KeyspaceEventTypes.Generic, "del"u8, key, c.Client.DatabaseIndex);
     }
 }

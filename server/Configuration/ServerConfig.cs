@@ -122,9 +122,9 @@ public sealed class ServerConfig
         Int("lfu-log-factor", () => LfuLogFactor, v => { LfuLogFactor = v; EvictionChanged?.Invoke(); }, 0, int.MaxValue);
         Int("lfu-decay-time", () => LfuDecayTime, v => { LfuDecayTime = v; EvictionChanged?.Invoke(); }, 0, int.MaxValue);
 
-        Add(new ConfigParameter("notify-keyspace-events", () => PubSub.KeyspaceEventFlags.Format(NotifyKeyspaceEvents), v =>
+        Add(new ConfigParameter("notify-keyspace-events", () => Engine.KeyspaceEventFlags.Format(NotifyKeyspaceEvents), v =>
         {
-            if (!PubSub.KeyspaceEventFlags.TryParse(v, out var flags))
+            if (!Engine.KeyspaceEventFlags.TryParse(v, out var flags))
                 return "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
             NotifyKeyspaceEvents = flags;
             NotifyKeyspaceEventsChanged?.Invoke();
@@ -233,7 +233,7 @@ public sealed class ServerConfig
     public event Action? EvictionChanged;
 
     /// <summary>notify-keyspace-events, parsed.</summary>
-    public PubSub.KeyspaceEventTypes NotifyKeyspaceEvents { get; private set; }
+    public Engine.KeyspaceEventTypes NotifyKeyspaceEvents { get; private set; }
     public event Action? NotifyKeyspaceEventsChanged;
 
     /// <summary>slowlog-log-slower-than, microseconds: negative turns the slow log off, 0 logs every command.</summary>

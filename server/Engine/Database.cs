@@ -1,5 +1,6 @@
 using System.Runtime.CompilerServices;
 using Diagnostics.Server.Memory;
+using Diagnostics.Server.Transactions;
 
 namespace Diagnostics.Server.Engine;
 
@@ -15,7 +16,19 @@ public sealed unsafe class Database : IDisposable
     private int _volatileCount;
     private int _volatileCapacity;
 
-    public Database(int index) => Index = index;
+    private readonly Shard? _shard;
+
+    private readonly WatchRegistrations _watchRegistrations;
+
+    public Database(int index, Shard? shard = null, WatchRegistrations? watchRegistrations = null)
+    {
+        Index = index;
+        _shard = shard;
+        _watchRegistrations = watchRegistrations ?? new WatchRegistrations();
+    }
+
+    /// <summary>The effects scope of whoever holds this database's shard (null: nothing is reported).</summary>
+    public CommandEffects? Effects => _shard?.Effects;
 
     /// <summary>The database number (SELECT), which moves with the data on SWAPDB.</summary>
     public int Index { get; internal set; }
@@ -29,24 +42,17 @@ public sealed unsafe class Database : IDisposable
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public Entry* Lookup(ReadOnlySpan<byte> key, uint hash, long nowMs)
     {
-        Entry** slot = _keys.FindSlot(key, hash);
-        if (slot == null)
-            return null;
-        Entry* e = *slot;
-        if (e->ExpireAt != 0 && e->ExpireAt <= nowMs)
-        {
-            RemoveExpired(slot);
-            return null;
-        }
-        return e;
+        Entry** slot = LookupSlot(key, hash, nowMs);
+        return slot == null ? null : *slot;
     }
 
     /// <summary>Deletes a key whose time passed, recording the deletion for the AOF.</summary>
     private void RemoveExpired(Entry** slot)
     {
-        ExpiryLog.Record(Index, Entry.KeyOf(*slot));
+        var effects = Effects;
+        effects?.Deleted(Index, Entry.KeyOf(*slot));
         Watched?.Touch(Entry.KeyOf(*slot));
-        PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.Expired, "expired"u8, Entry.KeyOf(*slot), Index);
+        effects?.Notify(KeyspaceEventTypes.Expired, "expired"u8, Entry.KeyOf(*slot), Index);
         RemoveAt(slot);
         ExpiredKeys++;
     }
@@ -62,9 +68,10 @@ public sealed unsafe class Database : IDisposable
     public long Evict(Entry** slot)
     {
         long bytes = EntryStore.ChargedBytes(*slot);
-        ExpiryLog.Record(Index, Entry.KeyOf(*slot));
+        var effects = Effects;
+        effects?.Deleted(Index, Entry.KeyOf(*slot));
         Watched?.Touch(Entry.KeyOf(*slot));
-        PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.Evicted, "evicted"u8, Entry.KeyOf(*slot), Index);
+        effects?.Notify(KeyspaceEventTypes.Evicted, "evicted"u8, Entry.KeyOf(*slot), Index);
         RemoveAt(slot);
         return bytes;
     }
@@ -90,6 +97,7 @@ public sealed unsafe class Database : IDisposable
     public long VolatileVectorBytes => (long)_volatileCapacity * sizeof(Entry*);
 
     /// <summary>Like <see cref="Lookup"/> but returns the slot, for callers that replace or remove the entry.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public Entry** LookupSlot(ReadOnlySpan<byte> key, uint hash, long nowMs)
     {
         Entry** slot = _keys.FindSlot(key, hash);
@@ -121,7 +129,7 @@ public sealed unsafe class Database : IDisposable
         _keys.Insert(e);
         if (expireAt > 0)
             SetExpire(e, expireAt);
-        PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.New, "new"u8, key, Index);
+        Effects?.Notify(KeyspaceEventTypes.New, "new"u8, key, Index);
         return e;
     }
 
@@ -134,11 +142,12 @@ public sealed unsafe class Database : IDisposable
         _keys.Insert(e);
         if (expireAt > 0)
             SetExpire(e, expireAt);
-        PubSub.KeyspaceNotifier.Notify(PubSub.KeyspaceEventTypes.New, "new"u8, Entry.KeyOf(e), Index);
+        var effects = Effects;
+        effects?.Notify(KeyspaceEventTypes.New, "new"u8, Entry.KeyOf(e), Index);
         // A list or sorted set appearing where clients wait makes the key ready for them (Redis's
         // signalKeyAsReady in dbAdd): creation is the only moment a waited-on key gains elements.
         if (Blocked is { } blocked && e->Type is ValueType.List or ValueType.SortedSet && blocked.HasWaiters(Entry.KeyOf(e)))
-            ReadyKeys.Signal(this, Entry.KeyOf(e));
+            effects?.SignalReady(this, Entry.KeyOf(e));
     }
 
     /// <summary>Clients blocked on keys of this database; null until the first one blocks.</summary>
@@ -150,7 +159,7 @@ public sealed unsafe class Database : IDisposable
     /// <summary>Connections watching keys of this database (WATCH); null until the first WATCH.</summary>
     public WatchedKeys? Watched { get; private set; }
 
-    public void Watch(ReadOnlySpan<byte> key, Watcher watcher) => (Watched ??= new WatchedKeys()).Add(key, watcher);
+    public void Watch(ReadOnlySpan<byte> key, Watcher watcher) => (Watched ??= new WatchedKeys(_watchRegistrations)).Add(key, watcher);
 
     /// <summary>
     /// After SWAPDB exchanged the data of two databases: the clients waiting on or watching their
@@ -168,7 +177,7 @@ public sealed unsafe class Database : IDisposable
                 continue;
             foreach (byte[] key in blocked.Keys)
                 if (db.Lookup(key, Keyspace.Hash(key), nowMs) != null)
-                    ReadyKeys.Signal(db, key);
+                    db.Effects?.SignalReady(db, key);
         }
     }
 

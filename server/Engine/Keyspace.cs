@@ -19,7 +19,7 @@ public sealed class Keyspace : IDisposable
         Cron.Eviction = Eviction;
         _shards = new Shard[shardCount];
         for (int i = 0; i < shardCount; i++)
-            _shards[i] = new Shard(i, databases, mode, Cron);
+            _shards[i] = new Shard(i, databases, mode, Cron, Watches);
         if (mode == ExecutionMode.Inline && runCron)
         {
             // Inline shards have no thread of their own; one timer thread runs their cron.
@@ -98,6 +98,9 @@ public sealed class Keyspace : IDisposable
     public int DatabaseCount { get; }
     public ExecutionMode Mode { get; }
     public ShardCron Cron { get; }
+
+    /// <summary>WATCH registrations in this keyspace: none, and writes skip looking for watchers.</summary>
+    public Transactions.WatchRegistrations Watches { get; } = new();
     public Shard[] Shards => _shards;
 
     /// <summary>Keys expired (lazily or by the cron) in every shard and database since start or CONFIG RESETSTAT.</summary>

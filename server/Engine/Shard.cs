@@ -36,13 +36,13 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
     private int _sleeping;
     private long _nextCronTick;
 
-    public Shard(int index, int databases, ExecutionMode mode, ShardCron cron)
+    public Shard(int index, int databases, ExecutionMode mode, ShardCron cron, Transactions.WatchRegistrations watchRegistrations)
     {
         Index = index;
         Mode = mode;
         Databases = new Database[databases];
         for (int i = 0; i < databases; i++)
-            Databases[i] = new Database(i);
+            Databases[i] = new Database(i, this, watchRegistrations);
         _cron = cron;
         Random = new Random(unchecked(index * 7919 + Environment.TickCount));
         if (mode == ExecutionMode.Executor)
@@ -55,6 +55,19 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
     public int Index { get; }
     public ExecutionMode Mode { get; }
     public Database[] Databases { get; }
+
+    /// <summary>
+    /// The effects scope of whoever holds this shard, while it runs a command (or a cron pass)
+    /// here: attached after taking the shard, detached before letting it go; null while nothing
+    /// is attached (loading, a rewrite's copy), when the data's deep effects are not reported.
+    /// See <see cref="CommandEffects"/> for why the shard carries it.
+    /// </summary>
+    public CommandEffects? Effects { get; internal set; }
+
+    /// <summary>The scope of this shard's own cron passes (expiry, eviction), reused pass after pass.</summary>
+    internal CommandEffects? CronEffects { get; set; }
+    /// <summary>Where the cron's deletions are encoded for the AOF, kept between passes.</summary>
+    internal ICommandPropagation? CronLog { get; set; }
     /// <summary>This shard's eviction pool and counters (maxmemory), used by whoever holds the shard.</summary>
     public ShardEviction Eviction { get; } = new();
     internal ShardCron Cron => _cron;
@@ -318,5 +331,6 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
         _thread?.Join();
         foreach (var db in Databases)
             db.Dispose();
+        (CronLog as IDisposable)?.Dispose();
     }
 }

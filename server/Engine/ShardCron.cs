@@ -24,19 +24,20 @@ public sealed class ShardCron
     /// <summary>Where an expiry pass that took latency-monitor-threshold or longer is recorded (expire-cycle).</summary>
     public Diagnostics.Latency.LatencyMonitor? LatencyMonitor { get; set; }
 
-    /// <summary>The AOF, which receives the DELs of keys the cron expired while the shard is still held.</summary>
-    public Persistence.AppendOnlyFile? Aof { get; set; }
+    /// <summary>Where the DELs of keys the cron expired or evicted go (the AOF), while the shard is still held.</summary>
+    public IPropagationSink? Propagation { get; set; }
 
     /// <summary>maxmemory: each cron pass evicts from its shard while memory is over the limit.</summary>
     public Eviction? Eviction { get; set; }
 
-    [ThreadStatic] private static Persistence.AofRecordBuffer? t_deletedKeys;
+    /// <summary>Where the keyspace events of the cron's deletions (expired, evicted) go.</summary>
+    public IKeyspaceEvents? Events { get; set; }
 
     public void Run(Shard shard)
     {
         var eviction = Eviction;
         var result = EvictionResult.Ok;
-        var log = BeginDeletionLog();
+        var held = BeginPass(shard);
         try
         {
             if (ActiveExpireEnabled)
@@ -51,7 +52,7 @@ public sealed class ShardCron
         }
         finally
         {
-            EndDeletionLog(log);
+            EndPass(shard, held);
         }
         // Still over after this shard's share: the other shards' passes carry on in the background.
         if (eviction is not null && result != EvictionResult.Fail && eviction.IsOverLimit)
@@ -66,54 +67,48 @@ public sealed class ShardCron
     /// <summary>
     /// A pass over <paramref name="shard"/>, which the caller holds besides the shards of the
     /// command it is running, for that command: its DELs reach the AOF before the shard is let go
-    /// (a later write to the same key must follow them in the file), and the command's own
-    /// deletion log is put back afterwards.
+    /// (a later write to the same key must follow them in the file). The pass has its own scope:
+    /// the command's stays attached to the command's shards.
     /// </summary>
-    public EvictionResult EvictForCommandElsewhere(Shard shard)
-    {
-        var commandLog = ExpiryLog.Current;
-        try
-        {
-            return Evict(shard, background: false);
-        }
-        finally
-        {
-            ExpiryLog.Current = commandLog;
-        }
-    }
+    public EvictionResult EvictForCommandElsewhere(Shard shard) => Evict(shard, background: false);
 
     private EvictionResult Evict(Shard shard, bool background)
     {
         if (Eviction is not { } eviction)
             return EvictionResult.Fail;
-        var log = BeginDeletionLog();
+        var held = BeginPass(shard);
         try
         {
             return eviction.Perform(shard, background);
         }
         finally
         {
-            EndDeletionLog(log);
+            EndPass(shard, held);
         }
     }
 
-    /// <summary>Keys the cron deletes (expired, evicted) are logged as DELs while the AOF is on.</summary>
-    private Persistence.AofRecordBuffer? BeginDeletionLog()
+    /// <summary>
+    /// Attaches the shard's cron scope for a pass (keys it deletes are logged as DELs while the AOF
+    /// is on); returns the scope that was attached before, put back by <see cref="EndPass"/>.
+    /// </summary>
+    private CommandEffects? BeginPass(Shard shard)
     {
-        var log = Aof is { Enabled: true } ? t_deletedKeys ??= new Persistence.AofRecordBuffer() : null;
-        ExpiryLog.Current = log;
-        return log;
+        var scope = shard.CronEffects ??= new CommandEffects(Events);
+        scope.Events = Events; // set after the shards started, which may run a pass first
+        scope.Open(Propagation is { Enabled: true } sink ? shard.CronLog ??= sink.NewBuffer() : null);
+        var previous = shard.Effects;
+        shard.Effects = scope;
+        return previous;
     }
 
     /// <summary>Hands the logged DELs to the AOF while the shard is still held, so they stay in order with its writes.</summary>
-    private void EndDeletionLog(Persistence.AofRecordBuffer? log)
+    private void EndPass(Shard shard, CommandEffects? previous)
     {
-        ExpiryLog.Current = null;
-        if (log is { IsEmpty: false })
-        {
-            Aof!.Append(log);
-            log.Clear();
-        }
+        var scope = shard.Effects!;
+        shard.Effects = previous;
+        scope.FlushDeferred();
+        if (scope.Propagation is { } log)
+            Propagation!.Commit(log);
     }
 
     private void ActiveExpire(Shard shard)

@@ -26,6 +26,8 @@ internal sealed class BatchWork(ClientConnection client) : ShardWork, IValueTask
 
     public override void Execute(Shard shard)
     {
+        // Whoever runs this holds the shard: the client's effects scope is the shard's until it lets go.
+        shard.Effects = client.Effects;
         try
         {
             for (int i = _from; i < _to; i++)
@@ -35,6 +37,7 @@ internal sealed class BatchWork(ClientConnection client) : ShardWork, IValueTask
         {
             // Still holding the shard: the AOF gets these writes in the order they ran.
             client.CommitLoggedWrites();
+            shard.Effects = null;
             if (shard.Mode == ExecutionMode.Executor)
             {
                 _completion.RunContinuationsAsynchronously = true;

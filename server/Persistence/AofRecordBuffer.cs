@@ -10,7 +10,7 @@ namespace Diagnostics.Server.Persistence;
 /// copies the buffer into the file can put a SELECT in front when the file's database differs.
 /// A connection keeps one for the commands of its current batch; the AOF keeps the shared ones.
 /// </summary>
-public sealed unsafe class AofRecordBuffer : IDisposable
+public sealed unsafe class AofRecordBuffer : Engine.ICommandPropagation, IDisposable
 {
     private const int InitialCapacity = 4096;
     // A buffer that grew past this for one huge command is given back instead of kept.

@@ -3,9 +3,7 @@ using System.Text;
 using Diagnostics.Server.Commands;
 using Diagnostics.Server.Diagnostics.Disk;
 using Diagnostics.Server.Engine;
-using Diagnostics.Server.Network;
 using Diagnostics.Server.Protocol;
-using Microsoft.Extensions.Logging.Abstractions;
 
 namespace Diagnostics.Server.Persistence;
 
@@ -24,7 +22,7 @@ public sealed class CommandReplayer : IDisposable
 
     private readonly DataServer _server;
     private readonly Keyspace _keyspace;
-    private readonly ClientConnection _client;
+    private readonly ReplayClient _client;
     private readonly RequestBatch _batch = new();
     private byte[] _buffer = ArrayPool<byte>.Shared.Rent(InitialBufferBytes);
 
@@ -32,8 +30,7 @@ public sealed class CommandReplayer : IDisposable
     {
         _server = server;
         _keyspace = keyspace;
-        _client = new ClientConnection(server, new ReplayTransport(), NullLogger.Instance);
-        _client.Reply.Muted = true;
+        _client = new ReplayClient(server);
     }
 
     /// <summary>Commands applied so far, across files.</summary>
@@ -45,7 +42,28 @@ public sealed class CommandReplayer : IDisposable
     /// </summary>
     public FileReplayResult Replay(DiskFile file, long start, DiskIoPurpose purpose, Action<long>? progress = null)
     {
-        using var quiet = PubSub.KeyspaceNotifier.Mute();
+        // The caller holds every shard (or owns a private copy): the replay's silent scope is
+        // theirs while it runs, so replayed writes raise no events and propagate nothing.
+        var shards = _keyspace.Shards;
+        var previous = new CommandEffects?[shards.Length];
+        for (int i = 0; i < shards.Length; i++)
+        {
+            previous[i] = shards[i].Effects;
+            shards[i].Effects = _client.Effects;
+        }
+        try
+        {
+            return ReplayHeld(file, start, purpose, progress);
+        }
+        finally
+        {
+            for (int i = 0; i < shards.Length; i++)
+                shards[i].Effects = previous[i];
+        }
+    }
+
+    private FileReplayResult ReplayHeld(DiskFile file, long start, DiskIoPurpose purpose, Action<long>? progress)
+    {
         long fileLength = file.Length;
         long bufferOffset = start; // file offset of _buffer[0]
         int begin = 0, end = 0;
@@ -141,15 +159,13 @@ public sealed class CommandReplayer : IDisposable
     private void Execute(DiskFile file, int index, long nowMs, long offset)
     {
         ArgList args = _batch[index];
-        CommandSpec? spec = _server.Commands.Find(args[0]);
-        if (spec is not null && spec.Subcommands is not null && args.Count >= 2)
-            spec = spec.FindSubcommand(args[1]) ?? spec;
+        var executor = _server.Executor;
+        CommandSpec? spec = executor.Find(args);
         if (spec?.Handler is null)
             throw new AofFormatException($"Unknown command '{Errors.Truncate(Encoding.UTF8.GetString(args[0]))}' reading the append only file {file.Name} at offset {offset}");
         if (!spec.AcceptsArgCount(args.Count))
             throw new AofFormatException($"Wrong number of arguments for '{spec.FullName}' reading the append only file {file.Name} at offset {offset}");
-        var context = new CommandContext(_server, _client, _keyspace, args, spec, nowMs, replaying: true);
-        spec.Handler(ref context);
+        executor.Replay(_client, _keyspace, args, spec, nowMs);
         Commands++;
     }
 

@@ -1,3 +1,4 @@
+using Diagnostics.Server.Engine;
 using Diagnostics.Server.Commands;
 
 namespace Diagnostics.Server.PubSub;

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Buffers.Text;
+using Diagnostics.Server.Engine;
 
 namespace Diagnostics.Server.PubSub;
 
@@ -8,79 +9,38 @@ namespace Diagnostics.Server.PubSub;
 /// __keyspace@DB__:KEY (message: the event) and/or __keyevent@DB__:EVENT (message: the key), as
 /// Redis does. With the setting empty (the default) an event costs one field read. Published
 /// from whichever thread ran the change; the registry queues the messages for subscribers.
+/// One per server: the Engine reaches it through the effects scope, never through a static.
 /// </summary>
-public static class KeyspaceNotifier
+public sealed class KeyspaceNotifier(PubSubRegistry registry) : IKeyspaceEvents
 {
-    private static PubSubRegistry? s_registry;
-    private static int s_flags;
+    private int _flags;
 
-    /// <summary>Installed by the server at start; also the point where the setting changes.</summary>
-    public static void Configure(PubSubRegistry registry, KeyspaceEventTypes flags)
+    /// <summary>The setting changed (and at start).</summary>
+    public void Configure(KeyspaceEventTypes flags)
     {
-        s_registry = registry;
         // Without K or E nothing is published, whatever classes are listed.
         if ((flags & (KeyspaceEventTypes.Keyspace | KeyspaceEventTypes.Keyevent)) == 0)
             flags = KeyspaceEventTypes.None;
-        Volatile.Write(ref s_flags, (int)flags);
+        Volatile.Write(ref _flags, (int)flags);
     }
 
-    public static bool Enabled(KeyspaceEventTypes type) => !t_muted && (Volatile.Read(ref s_flags) & (int)type) != 0;
+    public bool Enabled(KeyspaceEventTypes type) => (Volatile.Read(ref _flags) & (int)type) != 0;
 
-    [ThreadStatic] private static bool t_muted;
-
-    /// <summary>
-    /// Silences this thread while it loads or rewrites the AOF: replayed writes are not news, and a
-    /// rewrite's private copy of the data must not speak for the live keyspace.
-    /// </summary>
-    public static MuteScope Mute()
+    public void Notify(KeyspaceEventTypes type, ReadOnlySpan<byte> eventName, ReadOnlySpan<byte> key, int database)
     {
-        bool previous = t_muted;
-        t_muted = true;
-        return new MuteScope(previous);
-    }
-
-    public readonly struct MuteScope(bool previous) : IDisposable
-    {
-        public void Dispose() => t_muted = previous;
-    }
-
-    [ThreadStatic] private static List<(KeyspaceEventTypes Type, byte[] Event, byte[] Key, int Database)>? t_deferred;
-
-    /// <summary>
-    /// An event that must follow the command's own (the "del" of a list its pop emptied comes after
-    /// the "lpop", as in Redis); published by <see cref="FlushDeferred"/> once the command's are out.
-    /// </summary>
-    public static void Defer(KeyspaceEventTypes type, ReadOnlySpan<byte> eventName, ReadOnlySpan<byte> key, int database)
-    {
-        if (Enabled(type))
-            (t_deferred ??= []).Add((type, eventName.ToArray(), key.ToArray(), database));
-    }
-
-    public static void FlushDeferred()
-    {
-        var deferred = t_deferred;
-        if (deferred is null || deferred.Count == 0)
-            return;
-        foreach (var (type, eventName, key, database) in deferred)
-            Notify(type, eventName, key, database);
-        deferred.Clear();
-    }
-
-    public static void Notify(KeyspaceEventTypes type, ReadOnlySpan<byte> eventName, ReadOnlySpan<byte> key, int database)
-    {
-        int flags = Volatile.Read(ref s_flags);
-        if ((flags & (int)type) == 0 || t_muted || s_registry is not { } registry)
+        int flags = Volatile.Read(ref _flags);
+        if ((flags & (int)type) == 0)
             return;
         Span<byte> db = stackalloc byte[11];
         Utf8Formatter.TryFormat(database, db, out int dbLength);
         db = db[..dbLength];
         if ((flags & (int)KeyspaceEventTypes.Keyspace) != 0)
-            Publish(registry, "__keyspace@"u8, db, key, eventName);
+            Publish("__keyspace@"u8, db, key, eventName);
         if ((flags & (int)KeyspaceEventTypes.Keyevent) != 0)
-            Publish(registry, "__keyevent@"u8, db, eventName, key);
+            Publish("__keyevent@"u8, db, eventName, key);
     }
 
-    private static void Publish(PubSubRegistry registry, ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> db, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message)
+    private void Publish(ReadOnlySpan<byte> prefix, ReadOnlySpan<byte> db, ReadOnlySpan<byte> suffix, ReadOnlySpan<byte> message)
     {
         int length = prefix.Length + db.Length + 3 + suffix.Length;
         byte[]? rented = length > 256 ? ArrayPool<byte>.Shared.Rent(length) : null;

@@ -1,4 +1,6 @@
-namespace Diagnostics.Server.Engine;
+using Diagnostics.Server.Engine;
+
+namespace Diagnostics.Server.Transactions;
 
 /// <summary>
 /// One connection's WATCH state. Each WATCH ... EXEC round has its own generation: a touch
@@ -33,18 +35,15 @@ public sealed class Watcher
 /// </summary>
 public sealed class WatchedKeys
 {
-    private static long s_registrations;
-
+    private readonly WatchRegistrations _registrations;
     private readonly Dictionary<byte[], List<(Watcher Watcher, long Generation)>> _byKey = new(ByteArrayComparer.Instance);
     private readonly Dictionary<byte[], List<(Watcher Watcher, long Generation)>>.AlternateLookup<ReadOnlySpan<byte>> _lookup;
 
-    public WatchedKeys() => _lookup = _byKey.GetAlternateLookup<ReadOnlySpan<byte>>();
-
-    /// <summary>
-    /// Registrations anywhere in the server, stale ones included until purged: zero means no
-    /// write needs to look for watchers, which keeps WATCH free for everyone not using it.
-    /// </summary>
-    public static bool AnyWatched => Volatile.Read(ref s_registrations) != 0;
+    public WatchedKeys(WatchRegistrations registrations)
+    {
+        _registrations = registrations;
+        _lookup = _byKey.GetAlternateLookup<ReadOnlySpan<byte>>();
+    }
 
     public void Add(ReadOnlySpan<byte> key, Watcher watcher)
     {
@@ -54,7 +53,7 @@ public sealed class WatchedKeys
             _byKey.Add(key.ToArray(), list);
         }
         list.Add((watcher, watcher.Generation));
-        Interlocked.Increment(ref s_registrations);
+        _registrations.Add(1);
     }
 
     public void Touch(ReadOnlySpan<byte> key)
@@ -64,7 +63,7 @@ public sealed class WatchedKeys
         foreach (var (watcher, generation) in list)
             watcher.Touch(generation);
         // A touched registration has done its work: the round is failed or already over.
-        Interlocked.Add(ref s_registrations, -list.Count);
+        _registrations.Add(-list.Count);
         _lookup.Remove(key);
     }
 
@@ -75,7 +74,7 @@ public sealed class WatchedKeys
         {
             foreach (var (watcher, generation) in list)
                 watcher.Touch(generation);
-            Interlocked.Add(ref s_registrations, -list.Count);
+            _registrations.Add(-list.Count);
         }
         _byKey.Clear();
     }
@@ -88,7 +87,7 @@ public sealed class WatchedKeys
         {
             int removed = list.RemoveAll(r => r.Generation != r.Watcher.Generation);
             if (removed > 0)
-                Interlocked.Add(ref s_registrations, -removed);
+                _registrations.Add(-removed);
             if (list.Count == 0)
                 (empty ??= []).Add(key);
         }
@@ -96,4 +95,18 @@ public sealed class WatchedKeys
             foreach (var key in empty)
                 _byKey.Remove(key);
     }
+}
+
+/// <summary>
+/// WATCH registrations anywhere in one keyspace, stale ones included until purged: zero means no
+/// write needs to look for watchers, which keeps WATCH free for everyone not using it. One per
+/// keyspace, so servers (and a rewrite's private copy) do not share it.
+/// </summary>
+public sealed class WatchRegistrations
+{
+    private long _count;
+
+    public bool Any => Volatile.Read(ref _count) != 0;
+
+    public void Add(long delta) => Interlocked.Add(ref _count, delta);
 }

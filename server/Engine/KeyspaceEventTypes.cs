@@ -1,4 +1,4 @@
-namespace Diagnostics.Server.PubSub;
+namespace Diagnostics.Server.Engine;
 
 /// <summary>The classes of notify-keyspace-events, one bit per letter of Redis's flag string.</summary>
 [Flags]

@@ -1,0 +1,355 @@
+using System.Runtime.CompilerServices;
+using Diagnostics.Server.Commands;
+using Diagnostics.Server.Engine;
+using Diagnostics.Server.Execution;
+using Diagnostics.Server.Protocol;
+using Diagnostics.Server.Transactions;
+
+namespace Diagnostics.Server.Network;
+
+/// <summary>
+/// Where a connection's parsed commands run, and getting them there: consecutive commands for one
+/// shard go to it as one hand-off (run here under its lock, by its holder, or by its executor);
+/// commands that touch several shards park them all, in ascending order; commands without keys
+/// run here. Whoever ends up holding the shards runs each command through the
+/// <see cref="CommandExecutor"/>. One per connection, reused for every batch: routing allocates nothing.
+/// </summary>
+internal sealed class ShardRouter
+{
+    // How long a socket engine thread may wait for a busy shard before the connection moves to
+    // the thread pool to wait there (see LeaveSocketThreadAsync).
+    private const int SocketThreadShardWaitMs = 1;
+    // Commands that can run long (whole-keyspace, administrative) leave the socket engine thread first.
+    private const CommandFlags MayRunLong = CommandFlags.AllShards | CommandFlags.Admin;
+
+    private readonly ClientConnection _connection;
+    private readonly DataServer _server;
+    private readonly RequestBatch _batch;
+    private readonly BatchWork _work;
+    private readonly ParkWork[] _parks;
+    private readonly bool[] _involvedShards;
+    private CommandSpec?[] _specs = new CommandSpec?[64];
+    private ValueTask _handOff;
+
+    public ShardRouter(ClientConnection connection, DataServer server, RequestBatch batch)
+    {
+        _connection = connection;
+        _server = server;
+        _batch = batch;
+        _work = new BatchWork(connection);
+        int shards = server.Keyspace.ShardCount;
+        _parks = new ParkWork[shards];
+        for (int i = 0; i < shards; i++)
+            _parks[i] = new ParkWork();
+        _involvedShards = new bool[shards];
+    }
+
+    /// <summary>Completes when the shard's holder has run the run handed to it (inline mode).</summary>
+    public ValueTask HandOff => _handOff;
+
+    /// <summary>The command found for command <paramref name="index"/> of the current batch.</summary>
+    public CommandSpec? SpecAt(int index) => _specs[index];
+
+    private enum Route { Immediate, Shard, Coordinated }
+
+    /// <summary>
+    /// The common case without an await (inline mode): from command <paramref name="i"/>, runs
+    /// consecutive single-shard runs under their shard's lock until the batch ends or something
+    /// needs waiting for. Returns the first command not run. <paramref name="handedOff"/>: the run
+    /// [returned, <paramref name="runEnd"/>) went to the shard's holder; await <see cref="HandOff"/>.
+    /// Otherwise <paramref name="runEnd"/> is -1, or the end of a run that left a blocked command
+    /// to deal with (<see cref="ExecuteBatchAsync"/> does).
+    /// </summary>
+    public int RunShardRunsInline(int i, out int runEnd, out bool handedOff)
+    {
+        runEnd = -1;
+        handedOff = false;
+        int count = _batch.CommandCount;
+        if (_specs.Length < count)
+            _specs = new CommandSpec?[Math.Max(count, _specs.Length * 2)];
+        var keyspace = _server.Keyspace;
+        if (keyspace.Mode != ExecutionMode.Inline)
+            return i;
+        while (i < count && !_connection.Stopping)
+        {
+            if (Classify(i, out int shardIndex) != Route.Shard || (_specs[i]!.Flags & MayRunLong) != 0)
+                return i;
+            int end = RunEnd(i, shardIndex);
+            _handOff = _work.Prepare(i, end);
+            if (!keyspace.Shards[shardIndex].RunOrHandOff(_work))
+            {
+                runEnd = end;
+                handedOff = true;
+                return i;
+            }
+            if (_connection.PendingBlock is not null)
+            {
+                runEnd = end;
+                return i;
+            }
+            i = end;
+        }
+        return i;
+    }
+
+    /// <summary>Where the run of commands for <paramref name="shardIndex"/> that starts at <paramref name="i"/> ends: a command that may block ends it, as what follows waits until it is served.</summary>
+    private int RunEnd(int i, int shardIndex)
+    {
+        int count = _batch.CommandCount;
+        int end = i + 1;
+        while (end < count && (_specs[end - 1]!.Flags & CommandFlags.Blocking) == 0 && Classify(end, out int next, atHead: false) == Route.Shard && next == shardIndex)
+            end++;
+        return end;
+    }
+
+    /// <summary>
+    /// Runs the parsed commands from <paramref name="i"/> in order, after dealing with the end of
+    /// the run [i, <paramref name="runEnd"/>) when that is not -1. Consecutive commands for the same
+    /// shard go to it as one hand-off; commands that touch several shards park them all; commands
+    /// without keys run here.
+    /// </summary>
+    // Pooled: in executor mode this awaits a hand-off per batch, which would otherwise box a
+    // fresh state machine every time.
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    public async ValueTask ExecuteBatchAsync(int i, int runEnd)
+    {
+        int count = _batch.CommandCount;
+        var keyspace = _server.Keyspace;
+        while (true)
+        {
+            if (runEnd >= 0)
+            {
+                // The run [i, runEnd) has ended: a blocking command ends a run, and is waited on
+                // here (or run again, when its wait says so).
+                i = await _connection.WaitIfBlockedAsync() == BlockOutcome.Retry ? runEnd - 1 : runEnd;
+                runEnd = -1;
+            }
+            // After QUIT (or CLIENT KILL of itself) nothing more runs, as in Redis.
+            if (i >= count || _connection.Stopping)
+                return;
+            Route route = Classify(i, out int shardIndex);
+            if (_specs[i] is { } spec && ((spec.Flags & MayRunLong) != 0
+                || (ReferenceEquals(spec, _server.Commands.Exec) && _connection.Transaction is { } queued && queued.QueuedAny(MayRunLong))))
+                await LeaveSocketThreadAsync(); // a MULTI with DEBUG SLEEP or FLUSHALL leaves as that command would alone
+            if (route == Route.Immediate)
+            {
+                _connection.ExecuteCommand(i);
+                _connection.CommitLoggedWrites();
+                if (await _connection.WaitIfBlockedAsync() != BlockOutcome.Retry)
+                    i++;
+                continue;
+            }
+            if (route == Route.Coordinated)
+            {
+                await ExecuteCoordinatedAsync(i);
+                if (await _connection.WaitIfBlockedAsync() != BlockOutcome.Retry)
+                    i++;
+                continue;
+            }
+
+            runEnd = RunEnd(i, shardIndex);
+            Shard shard = keyspace.Shards[shardIndex];
+            var done = _work.Prepare(i, runEnd);
+            if (shard.Mode == ExecutionMode.Executor)
+            {
+                shard.Post(_work);
+                await done;
+            }
+            else if (!shard.RunOrHandOff(_work))
+            {
+                await done; // run by the shard's holder, for us
+            }
+        }
+    }
+
+    /// <summary>
+    /// Looks the command up and decides where it runs. Commands that fail before running (unknown,
+    /// wrong arity, not authenticated) run "immediately": their handler is null and the error is
+    /// written in order with the other replies.
+    /// </summary>
+    private Route Classify(int index, out int shardIndex, bool atHead = true)
+    {
+        shardIndex = -1;
+        ArgList args = _batch[index];
+        CommandSpec? spec = _server.Executor.Find(args);
+        _specs[index] = spec;
+        if (spec is null || spec.Handler is null || !spec.AcceptsArgCount(args.Count)
+            || (!_connection.Authenticated && (spec.Flags & CommandFlags.NoAuth) == 0))
+            return Route.Immediate;
+        if ((spec.Flags & CommandFlags.Connection) != 0)
+            return Route.Immediate;
+        if (_connection.Transaction is { } transaction)
+        {
+            // Queued commands touch no data; EXEC holds what its queue and watched keys need,
+            // worked out only when it is next, once everything before it has been queued.
+            if (transaction.InMulti && (spec.Flags & CommandFlags.TransactionControl) == 0)
+                return Route.Immediate;
+            if (ReferenceEquals(spec, _server.Commands.Exec))
+                return atHead ? ClassifyExec(transaction, out shardIndex) : Route.Immediate;
+        }
+        var keyspace = _server.Keyspace;
+        if ((spec.Flags & CommandFlags.AllShards) != 0)
+        {
+            if (keyspace.ShardCount == 1)
+            {
+                shardIndex = 0;
+                return Route.Shard;
+            }
+            Array.Fill(_involvedShards, true);
+            return Route.Coordinated;
+        }
+        if (!spec.HasKeys)
+            return Route.Immediate;
+
+        var keys = KeyPositions.Of(spec, args);
+        if (!keys.Valid)
+            return Route.Immediate; // a bad numkeys: the handler replies the error and touches no key
+        bool single = true;
+        foreach (int k in keys)
+        {
+            int shard = keyspace.ShardIndexOf(Keyspace.Hash(args[k]));
+            if (shardIndex < 0)
+                shardIndex = shard;
+            else if (shard != shardIndex)
+            {
+                single = false;
+                break;
+            }
+        }
+        if (shardIndex < 0)
+            return Route.Immediate;
+        if (single)
+            return Route.Shard;
+        Array.Clear(_involvedShards);
+        foreach (int k in KeyPositions.Of(spec, args))
+            _involvedShards[keyspace.ShardIndexOf(Keyspace.Hash(args[k]))] = true;
+        return Route.Coordinated;
+    }
+
+    /// <summary>
+    /// Where EXEC runs: every shard a queued command's keys or a watched key live in (all of them
+    /// for a queued whole-keyspace command). Immediate when none is needed.
+    /// </summary>
+    private Route ClassifyExec(Transaction transaction, out int shardIndex)
+    {
+        shardIndex = -1;
+        if (!transaction.InMulti || transaction.Failed)
+            return Route.Immediate;
+        var keyspace = _server.Keyspace;
+        Array.Clear(_involvedShards);
+        foreach (var (_, key, _) in transaction.Watched)
+            _involvedShards[keyspace.ShardIndexOf(Keyspace.Hash(key))] = true;
+        for (int i = 0; i < transaction.Specs.Count; i++)
+        {
+            var spec = transaction.Specs[i]!;
+            if ((spec.Flags & CommandFlags.AllShards) != 0)
+            {
+                Array.Fill(_involvedShards, true);
+                break;
+            }
+            if (!spec.HasKeys || (spec.Flags & CommandFlags.Connection) != 0)
+                continue;
+            ArgList args = transaction.Queue[i];
+            var keys = KeyPositions.Of(spec, args);
+            if (!keys.Valid)
+                continue;
+            foreach (int k in keys)
+                _involvedShards[keyspace.ShardIndexOf(Keyspace.Hash(args[k]))] = true;
+        }
+        int involved = 0;
+        foreach (bool held in _involvedShards)
+            if (held)
+                involved++;
+        if (involved == 0)
+            return Route.Immediate;
+        if (involved == 1)
+        {
+            shardIndex = Array.IndexOf(_involvedShards, true);
+            return Route.Shard;
+        }
+        return Route.Coordinated;
+    }
+
+    /// <summary>Parks every involved shard (ascending order), runs the command here, releases them.</summary>
+    private async ValueTask ExecuteCoordinatedAsync(int index)
+    {
+        var shards = _server.Keyspace.Shards;
+        if (_server.Keyspace.Mode == ExecutionMode.Inline)
+        {
+            if (!TryEnterInvolvedShards(shards))
+            {
+                await LeaveSocketThreadAsync();
+                for (int s = 0; s < shards.Length; s++)
+                    if (_involvedShards[s])
+                        shards[s].EnterInline();
+            }
+            RunCoordinated(shards, index);
+            for (int s = shards.Length - 1; s >= 0; s--)
+                if (_involvedShards[s])
+                    shards[s].ExitInline();
+            return;
+        }
+
+        for (int s = 0; s < shards.Length; s++)
+            if (_involvedShards[s])
+                await _parks[s].Park(shards[s]);
+        try
+        {
+            RunCoordinated(shards, index);
+        }
+        finally
+        {
+            for (int s = 0; s < shards.Length; s++)
+                if (_involvedShards[s])
+                    _parks[s].Release();
+        }
+    }
+
+    /// <summary>Runs the command with every involved shard held and the connection's effects scope attached to each.</summary>
+    private void RunCoordinated(Shard[] shards, int index)
+    {
+        var effects = _connection.Effects;
+        for (int s = 0; s < shards.Length; s++)
+            if (_involvedShards[s])
+                shards[s].Effects = effects;
+        try
+        {
+            _connection.ExecuteCommand(index);
+            _connection.CommitLoggedWrites();
+        }
+        finally
+        {
+            for (int s = 0; s < shards.Length; s++)
+                if (_involvedShards[s])
+                    shards[s].Effects = null;
+        }
+    }
+
+    /// <summary>Takes every involved shard (ascending order) if each comes within the socket thread's wait; else holds none.</summary>
+    private bool TryEnterInvolvedShards(Shard[] shards)
+    {
+        for (int s = 0; s < shards.Length; s++)
+        {
+            if (!_involvedShards[s] || shards[s].TryEnterInline(SocketThreadShardWaitMs))
+                continue;
+            for (int held = s - 1; held >= 0; held--)
+                if (_involvedShards[held])
+                    shards[held].ExitInline();
+            return false;
+        }
+        return true;
+    }
+
+    /// <summary>
+    /// Moves the rest of this batch to a thread pool thread when it runs on a socket engine thread.
+    /// With inline socket completions (Program.cs) commands run on the engine's own threads, which
+    /// also serve every other socket in the process, the HTTP API's included: a long command or a
+    /// wait for a shard a long command holds would leave those sockets unserved, so the operator
+    /// could not even ask what the server is doing. Pool threads are the runtime's to multiply.
+    /// </summary>
+    public static async ValueTask LeaveSocketThreadAsync()
+    {
+        if (!Thread.CurrentThread.IsThreadPoolThread)
+            await Task.Yield();
+    }
+}
