@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using System.Text;
 using Diagnostics.Server.Commands;
-using Diagnostics.Server.Diagnostics;
+using Diagnostics.Server.Diagnostics.Threads;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Protocol;
 using Diagnostics.Server.Transactions;

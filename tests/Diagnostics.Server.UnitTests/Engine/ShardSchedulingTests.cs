@@ -1,4 +1,5 @@
 using Diagnostics.Server.Engine;
+using Diagnostics.Server.Transactions;
 
 namespace Diagnostics.Server.UnitTests.Engine;
 
@@ -147,7 +148,7 @@ public sealed class ShardSchedulingTests
         var logs = new ShardLog[shards];
         for (int i = 0; i < shards; i++)
         {
-            shardArray[i] = new Shard(i, 1, ExecutionMode.Inline, new ShardCron(10));
+            shardArray[i] = new Shard(i, 1, ExecutionMode.Inline, new ShardCron(10), new WatchRegistrations());
             logs[i] = new ShardLog();
         }
         try
@@ -280,7 +281,7 @@ public sealed class ShardSchedulingTests
     public void AnExecutorRunsPostedWorkOnItsOwnThreadOncePerPostInEachPostersOrder()
     {
         // hz 1: a lost wake-up would leave work waiting for the cron's second-long sleep to end.
-        using var shard = new Shard(0, 1, ExecutionMode.Executor, new ShardCron(1));
+        using var shard = new Shard(0, 1, ExecutionMode.Executor, new ShardCron(1), new WatchRegistrations());
         const int Posters = 4, Posts = 3000;
         var log = new ShardLog();
         var posters = new Worker[Posters];
@@ -432,7 +433,7 @@ public sealed class ShardSchedulingTests
         Assert.All(logs, log => Assert.Equal(0, log.Overlaps));
     }
 
-    private static Shard NewInlineShard() => new(0, 1, ExecutionMode.Inline, new ShardCron(10));
+    private static Shard NewInlineShard() => new(0, 1, ExecutionMode.Inline, new ShardCron(10), new WatchRegistrations());
 
     /// <summary>A thread of the test's own; what it throws is kept for <see cref="Worker.Join"/> to report.</summary>
     private static Worker StartThread(Action body) => new(body);
