@@ -57,15 +57,7 @@ internal static class MaxMemoryGate
         // already tried them all).
         if (result == EvictionResult.Fail && (flags & CommandFlags.AllShards) == 0 && eviction.IsOverLimit)
             result = eviction.PerformInOtherShards();
-        if (result == EvictionResult.Fail)
-        {
-            eviction.RequestBackgroundAfterFail();
-            return (flags & CommandFlags.DenyOom) != 0 && eviction.IsOverLimit;
-        }
-        // A shard that stopped at its share leaves the rest to the other shards, in the background.
-        if (eviction.IsOverLimit)
-            eviction.RequestBackground();
-        return false;
+        return Decide(eviction, result, denyOom: (flags & CommandFlags.DenyOom) != 0);
     }
 
     /// <summary>
@@ -76,7 +68,15 @@ internal static class MaxMemoryGate
     public static bool RefusesWithoutShards(Keyspace keyspace, bool denyOom)
     {
         var eviction = keyspace.Eviction;
-        var result = eviction.PerformInOtherShards();
+        return Decide(eviction, eviction.PerformInOtherShards(), denyOom);
+    }
+
+    /// <summary>
+    /// After evicting: refuse a denyoom command only when nothing could be evicted and memory is
+    /// still over; a shard that stopped at its share leaves the rest to the background.
+    /// </summary>
+    private static bool Decide(Eviction eviction, EvictionResult result, bool denyOom)
+    {
         if (result == EvictionResult.Fail)
         {
             eviction.RequestBackgroundAfterFail();

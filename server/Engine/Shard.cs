@@ -22,7 +22,10 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
     // About two microseconds of spinning before a hand-off (TryEnterAfterShortSpin).
     private const int ShortSpinRounds = 8;
     private const int ShortSpinIterations = 16;
-    // Handed-off works this thread ran and is waking the owners of (see Complete).
+    // Handed-off works this thread ran and is waking the owners of (see Complete). Per-thread
+    // scheduling state, not context handed to a callee: waking an owner runs its continuation on
+    // this stack, which may let go of another shard and call Complete again; the thread's own
+    // queue turns that recursion into the loop already running further up the same stack.
     [ThreadStatic] private static ShardWork? t_wakeHead;
     [ThreadStatic] private static ShardWork? t_wakeTail;
     [ThreadStatic] private static bool t_waking;
