@@ -87,7 +87,7 @@ public static unsafe partial class SortedSetCommands
                 if (query.Kind == RangeKind.Lex)
                 {
                     LexRange.TryParse(c.Arg(minArg), c.Arg(maxArg), out var lex);
-                    CollectLex(set, lex, query, ref nodes);
+                    CollectIn(SortedSetValue.ListOf(set), lex, query, ref nodes);
                 }
                 else
                 {
@@ -152,32 +152,21 @@ public static unsafe partial class SortedSetCommands
             }
             return;
         }
-        if (query.Offset < 0)
-            return;
-        SkipNode* at = query.Reverse ? list->LastIn(scores) : list->FirstIn(scores);
-        for (long skip = query.Offset; at != null && skip > 0; skip--)
-            at = query.Reverse ? at->Backward : SkipNode.Next(at);
-        for (long taken = 0; at != null && (query.Limit < 0 || taken < query.Limit); taken++)
-        {
-            if (query.Reverse ? !scores.AboveMin(at->Score) : !scores.BelowMax(at->Score))
-                break;
-            nodes.Add(at);
-            at = query.Reverse ? at->Backward : SkipNode.Next(at);
-        }
+        CollectIn(list, scores, query, ref nodes);
     }
 
-    private static void CollectLex(SortedSetValue* set, in LexRange range, in RangeQuery query, ref NodeBuffer nodes)
+    /// <summary>Collects the nodes of a score or lex range in reply order, past LIMIT's offset and up to its count.</summary>
+    private static void CollectIn<TRange>(SkipList* list, scoped in TRange range, in RangeQuery query, ref NodeBuffer nodes)
+        where TRange : ISkipListRange, allows ref struct
     {
         if (query.Offset < 0)
             return;
-        SkipList* list = SortedSetValue.ListOf(set);
         SkipNode* at = query.Reverse ? list->LastIn(range) : list->FirstIn(range);
         for (long skip = query.Offset; at != null && skip > 0; skip--)
             at = query.Reverse ? at->Backward : SkipNode.Next(at);
         for (long taken = 0; at != null && (query.Limit < 0 || taken < query.Limit); taken++)
         {
-            var member = SkipNode.MemberOf(at);
-            if (query.Reverse ? !range.AboveMin(member) : !range.BelowMax(member))
+            if (query.Reverse ? !range.AboveMin(at) : !range.BelowMax(at))
                 break;
             nodes.Add(at);
             at = query.Reverse ? at->Backward : SkipNode.Next(at);
@@ -208,7 +197,7 @@ public static unsafe partial class SortedSetCommands
                 if (kind == RangeKind.Lex)
                 {
                     LexRange.TryParse(c.Arg(2), c.Arg(3), out var lex);
-                    CollectLex(set, lex, query, ref nodes);
+                    CollectIn(SortedSetValue.ListOf(set), lex, query, ref nodes);
                 }
                 else
                 {

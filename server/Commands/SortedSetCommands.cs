@@ -376,11 +376,23 @@ public static unsafe partial class SortedSetCommands
 
     private static void ZCount(ref CommandContext c)
     {
-        if (!ScoreRange.TryParse(c.Arg(2), c.Arg(3), out var range))
-        {
+        if (ScoreRange.TryParse(c.Arg(2), c.Arg(3), out var range))
+            CountIn(ref c, range);
+        else
             c.Error(MinMaxNotFloat);
-            return;
-        }
+    }
+
+    private static void ZLexCount(ref CommandContext c)
+    {
+        if (LexRange.TryParse(c.Arg(2), c.Arg(3), out var range))
+            CountIn(ref c, range);
+        else
+            c.Error(MinMaxNotLex);
+    }
+
+    /// <summary>ZCOUNT and ZLEXCOUNT: the members inside <paramref name="range"/>, counted by rank without walking them.</summary>
+    private static void CountIn<TRange>(ref CommandContext c, scoped in TRange range) where TRange : ISkipListRange, allows ref struct
+    {
         SortedSetValue* set = ReadSet(ref c, 1, out bool failed);
         if (failed)
             return;
@@ -391,20 +403,6 @@ public static unsafe partial class SortedSetCommands
     /// <summary>Members from <paramref name="low"/> to <paramref name="high"/> inclusive, by their ranks; 0 when the range is empty (low null).</summary>
     private static long CountBetween(SkipList* list, SkipNode* low, SkipNode* high)
         => low == null ? 0 : list->Rank(high->Score, SkipNode.MemberOf(high)) - list->Rank(low->Score, SkipNode.MemberOf(low)) + 1;
-
-    private static void ZLexCount(ref CommandContext c)
-    {
-        if (!LexRange.TryParse(c.Arg(2), c.Arg(3), out var range))
-        {
-            c.Error(MinMaxNotLex);
-            return;
-        }
-        SortedSetValue* set = ReadSet(ref c, 1, out bool failed);
-        if (failed)
-            return;
-        SkipList* list = set == null ? null : SortedSetValue.ListOf(set);
-        c.Reply.Integer(list == null ? 0 : CountBetween(list, list->FirstIn(range), list->LastIn(range)));
-    }
 
     private static void ZRandMember(ref CommandContext c)
     {

@@ -3,7 +3,7 @@ using Diagnostics.Server.Protocol;
 namespace Diagnostics.Server.DataTypes;
 
 /// <summary>A score interval as ZRANGEBYSCORE takes it: "1.5", "(1.5" (exclusive), "-inf", "+inf".</summary>
-public readonly struct ScoreRange(double min, double max, bool minExclusive, bool maxExclusive)
+public readonly unsafe struct ScoreRange(double min, double max, bool minExclusive, bool maxExclusive) : ISkipListRange
 {
     public readonly double Min = min;
     public readonly double Max = max;
@@ -13,9 +13,8 @@ public readonly struct ScoreRange(double min, double max, bool minExclusive, boo
     public bool AboveMin(double score) => MinExclusive ? score > Min : score >= Min;
     public bool BelowMax(double score) => MaxExclusive ? score < Max : score <= Max;
     public bool Contains(double score) => AboveMin(score) && BelowMax(score);
-
-    /// <summary>True when no score can be inside (min above max, or equal with either side open).</summary>
-    public bool IsEmpty => Min > Max || (Min == Max && (MinExclusive || MaxExclusive));
+    public bool AboveMin(SkipNode* node) => AboveMin(node->Score);
+    public bool BelowMax(SkipNode* node) => BelowMax(node->Score);
 
     /// <summary>Parses both bounds; false (reply "ERR min or max is not a float") when either is not a score.</summary>
     public static bool TryParse(ReadOnlySpan<byte> min, ReadOnlySpan<byte> max, out ScoreRange range)
@@ -34,76 +33,4 @@ public readonly struct ScoreRange(double min, double max, bool minExclusive, boo
             text = text[1..];
         return NumberFormat.TryParseDouble(text, out value) && !double.IsNaN(value);
     }
-}
-
-/// <summary>A member interval as ZRANGEBYLEX takes it: "[a" (inclusive), "(a" (exclusive), "-" and "+" (the ends).</summary>
-public readonly ref struct LexRange
-{
-    private readonly ReadOnlySpan<byte> _min;
-    private readonly ReadOnlySpan<byte> _max;
-    private readonly LexBound _minKind;
-    private readonly LexBound _maxKind;
-
-    private LexRange(ReadOnlySpan<byte> min, LexBound minKind, ReadOnlySpan<byte> max, LexBound maxKind)
-    {
-        _min = min;
-        _max = max;
-        _minKind = minKind;
-        _maxKind = maxKind;
-    }
-
-    private enum LexBound : byte { Inclusive, Exclusive, NegativeInfinity, PositiveInfinity }
-
-    /// <summary>Parses both bounds; false (reply "ERR min or max not valid string range item") otherwise.</summary>
-    public static bool TryParse(ReadOnlySpan<byte> min, ReadOnlySpan<byte> max, out LexRange range)
-    {
-        range = default;
-        if (!TryParseBound(min, out var low, out var lowKind) || !TryParseBound(max, out var high, out var highKind))
-            return false;
-        range = new LexRange(low, lowKind, high, highKind);
-        return true;
-    }
-
-    private static bool TryParseBound(ReadOnlySpan<byte> text, out ReadOnlySpan<byte> value, out LexBound kind)
-    {
-        value = default;
-        kind = default;
-        if (text.Length == 0)
-            return false;
-        switch (text[0])
-        {
-            case (byte)'+' when text.Length == 1:
-                kind = LexBound.PositiveInfinity;
-                return true;
-            case (byte)'-' when text.Length == 1:
-                kind = LexBound.NegativeInfinity;
-                return true;
-            case (byte)'[':
-                kind = LexBound.Inclusive;
-                value = text[1..];
-                return true;
-            case (byte)'(':
-                kind = LexBound.Exclusive;
-                value = text[1..];
-                return true;
-            default:
-                return false;
-        }
-    }
-
-    public bool AboveMin(ReadOnlySpan<byte> member) => _minKind switch
-    {
-        LexBound.NegativeInfinity => true,
-        LexBound.PositiveInfinity => false,
-        LexBound.Inclusive => member.SequenceCompareTo(_min) >= 0,
-        _ => member.SequenceCompareTo(_min) > 0,
-    };
-
-    public bool BelowMax(ReadOnlySpan<byte> member) => _maxKind switch
-    {
-        LexBound.PositiveInfinity => true,
-        LexBound.NegativeInfinity => false,
-        LexBound.Inclusive => member.SequenceCompareTo(_max) <= 0,
-        _ => member.SequenceCompareTo(_max) < 0,
-    };
 }

@@ -234,62 +234,34 @@ public unsafe struct SkipList
         return null;
     }
 
-    /// <summary>The first node whose score is inside <paramref name="range"/>, or null.</summary>
-    public readonly SkipNode* FirstIn(in ScoreRange range)
+    /// <summary>The first node inside <paramref name="range"/> (of scores or of members), or null.</summary>
+    public readonly SkipNode* FirstIn<TRange>(in TRange range) where TRange : ISkipListRange, allows ref struct
     {
         if (!Overlaps(range))
             return null;
         SkipNode* x = _header;
         for (int i = _level - 1; i >= 0; i--)
-            while (SkipNode.Links(x)[i].Forward is var f && f != null && !range.AboveMin(f->Score))
+            while (SkipNode.Links(x)[i].Forward is var f && f != null && !range.AboveMin(f))
                 x = f;
         x = SkipNode.Links(x)[0].Forward;
-        return x != null && range.BelowMax(x->Score) ? x : null;
+        return x != null && range.BelowMax(x) ? x : null;
     }
 
-    /// <summary>The last node whose score is inside <paramref name="range"/>, or null.</summary>
-    public readonly SkipNode* LastIn(in ScoreRange range)
+    /// <summary>The last node inside <paramref name="range"/> (of scores or of members), or null.</summary>
+    public readonly SkipNode* LastIn<TRange>(in TRange range) where TRange : ISkipListRange, allows ref struct
     {
         if (!Overlaps(range))
             return null;
         SkipNode* x = _header;
         for (int i = _level - 1; i >= 0; i--)
-            while (SkipNode.Links(x)[i].Forward is var f && f != null && range.BelowMax(f->Score))
+            while (SkipNode.Links(x)[i].Forward is var f && f != null && range.BelowMax(f))
                 x = f;
-        return x != _header && range.AboveMin(x->Score) ? x : null;
+        return x != _header && range.AboveMin(x) ? x : null;
     }
 
-    /// <summary>The first node whose member is inside the lexical <paramref name="range"/>, or null.</summary>
-    public readonly SkipNode* FirstIn(in LexRange range)
-    {
-        if (_tail == null || !range.AboveMin(SkipNode.MemberOf(_tail)) || !range.BelowMax(SkipNode.MemberOf(First)))
-            return null;
-        SkipNode* x = _header;
-        for (int i = _level - 1; i >= 0; i--)
-            while (SkipNode.Links(x)[i].Forward is var f && f != null && !range.AboveMin(SkipNode.MemberOf(f)))
-                x = f;
-        x = SkipNode.Links(x)[0].Forward;
-        return x != null && range.BelowMax(SkipNode.MemberOf(x)) ? x : null;
-    }
-
-    /// <summary>The last node whose member is inside the lexical <paramref name="range"/>, or null.</summary>
-    public readonly SkipNode* LastIn(in LexRange range)
-    {
-        if (_tail == null || !range.AboveMin(SkipNode.MemberOf(_tail)) || !range.BelowMax(SkipNode.MemberOf(First)))
-            return null;
-        SkipNode* x = _header;
-        for (int i = _level - 1; i >= 0; i--)
-            while (SkipNode.Links(x)[i].Forward is var f && f != null && range.BelowMax(SkipNode.MemberOf(f)))
-                x = f;
-        return x != _header && range.AboveMin(SkipNode.MemberOf(x)) ? x : null;
-    }
-
-    private readonly bool Overlaps(in ScoreRange range)
-    {
-        if (range.IsEmpty || _tail == null)
-            return false;
-        return range.AboveMin(_tail->Score) && range.BelowMax(First->Score);
-    }
+    /// <summary>False when no node can be inside: the set is empty, or lies wholly outside the range.</summary>
+    private readonly bool Overlaps<TRange>(in TRange range) where TRange : ISkipListRange, allows ref struct
+        => _tail != null && range.AboveMin(_tail) && range.BelowMax(First);
 
     /// <summary>Unlinks <paramref name="x"/> given its predecessor at every level.</summary>
     private void Unlink(SkipNode* x, SkipNode** update)
