@@ -164,6 +164,7 @@ public sealed partial class ClientConnection : ClientSession
                         // Inline runs, and waits for runs handed to a shard's holder, happen in this
                         // frame, whose state machine lives as long as the connection: awaiting in a
                         // fresh one per hand-off allocated a box for most of them.
+                        _router.BeginBatch();
                         int next = _router.RunShardRunsInline(0, out int runEnd, out bool handedOff);
                         while (handedOff)
                         {
