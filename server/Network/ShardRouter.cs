@@ -30,9 +30,10 @@ internal sealed class ShardRouter
     private readonly bool[] _involvedShards;
     private CommandSpec?[] _specs = new CommandSpec?[64];
     // Which batch each _specs entry was found for: a command that ends one run is classified again
-    // at the head of the next, and is looked up once.
-    private int[] _specBatch = new int[64];
-    private int _batchNumber;
+    // at the head of the next, and is looked up once. (64-bit: a count that wrapped could take a
+    // stale entry for the current batch's.)
+    private long[] _specBatch = new long[64];
+    private long _batchNumber;
     // The last command name found, as sent, and its spec: a pipeline mostly repeats one command,
     // and comparing its bytes costs less than the table's case-insensitive hash (about 3% of a
     // pipelined GET's CPU). Commands with subcommands are not kept (their spec depends on args[1]).
@@ -69,7 +70,7 @@ internal sealed class ShardRouter
         {
             int size = Math.Max(count, _specs.Length * 2);
             _specs = new CommandSpec?[size];
-            _specBatch = new int[size];
+            _specBatch = new long[size];
         }
     }
 
