@@ -77,6 +77,8 @@ public sealed class DataServer : IDisposable
     public CommandTable Commands { get; }
     public Keyspace Keyspace { get; }
     public ClientRegistry Clients { get; } = new();
+    /// <summary>The clients in MONITOR mode, fed by the executor.</summary>
+    public Execution.CommandMonitors Monitors { get; } = new();
     /// <summary>Runs commands for any client: connections, EXEC, the AOF loader.</summary>
     public Execution.CommandExecutor Executor { get; }
     /// <summary>maxmemory-clients: the clients' buffers in total, and disconnecting the biggest.</summary>

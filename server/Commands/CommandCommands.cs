@@ -298,15 +298,20 @@ public static class CommandCommands
     {
         bool hasArguments = spec.Arguments.Count > 0;
         bool hasSubcommands = spec.Subcommands is { Count: > 0 };
-        reply.MapHeader(4 + (hasArguments ? 1 : 0) + (hasSubcommands ? 1 : 0));
+        // Redis leaves complexity out for the few commands that have none (MONITOR).
+        bool hasComplexity = spec.Complexity.Length > 0;
+        reply.MapHeader(3 + (hasComplexity ? 1 : 0) + (hasArguments ? 1 : 0) + (hasSubcommands ? 1 : 0));
         reply.Bulk("summary"u8);
         reply.Bulk(spec.Summary);
         reply.Bulk("since"u8);
         reply.Bulk(spec.Since);
         reply.Bulk("group"u8);
         reply.Bulk(spec.Group);
-        reply.Bulk("complexity"u8);
-        reply.Bulk(spec.Complexity);
+        if (hasComplexity)
+        {
+            reply.Bulk("complexity"u8);
+            reply.Bulk(spec.Complexity);
+        }
         if (hasArguments)
         {
             reply.Bulk("arguments"u8);

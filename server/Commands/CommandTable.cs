@@ -34,6 +34,7 @@ public sealed class CommandTable
         CommandCommands.Register(this);
         ConfigCommands.Register(this);
         InfoCommand.Register(this);
+        MonitorCommand.Register(this);
         DebugCommands.Register(this);
         SlowLogCommands.Register(this);
         LatencyCommands.Register(this);

@@ -190,6 +190,7 @@ public static class ConnectionCommands
         var client = c.Client;
         client.ResetTransaction();
         client.UnsubscribeAll(deliverQueued: true);
+        c.Server.Monitors.Remove(client);
         client.DatabaseIndex = 0;
         client.Name = null;
         client.ReplyMode = ReplyMode.On;

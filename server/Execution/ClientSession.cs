@@ -82,6 +82,21 @@ public abstract class ClientSession : IDisposable
     /// <summary>The channels and patterns this client subscribed to; null for a client that cannot subscribe (no one to deliver to).</summary>
     public ClientSubscriptions? PubSub { get; protected init; }
 
+    /// <summary>MONITOR: every command the server runs is sent to this client (CLIENT LIST flag O); set by <see cref="CommandMonitors"/>.</summary>
+    public bool IsMonitor { get; internal set; }
+
+    /// <summary>
+    /// The next command run for this client is a blocked command run again now that its key has
+    /// a value: MONITOR showed it when it first ran. The executor clears it.
+    /// </summary>
+    internal bool Reprocessing { get; set; }
+
+    /// <summary>Whether this client can be sent MONITOR's lines (a client without a socket cannot).</summary>
+    internal virtual bool CanMonitor => false;
+
+    /// <summary>One MONITOR line, from whichever thread ran the command; delivered in this client's own time.</summary>
+    internal virtual void DeliverMonitorLine(byte[] line) { }
+
     /// <summary>Channels and patterns subscribed to.</summary>
     public int Subscriptions => PubSub?.Count ?? 0;
 

@@ -104,6 +104,13 @@ public sealed class CommandExecutor(DataServer server)
             Reject(client, counters, spec, "MISCONF Errors writing to the AOF file: " + diskError);
             return;
         }
+        // A monitor is fed the keyspace's commands and may not touch it, as Redis refuses any
+        // replica (a monitor is one there) reads and writes.
+        if (client.IsMonitor && (spec.Flags & (CommandFlags.Write | CommandFlags.ReadOnly)) != 0)
+        {
+            Reject(client, counters, spec, "ERR Replica can't interact with the keyspace");
+            return;
+        }
         if (client.RefusedWhileSubscribed(spec))
         {
             Reject(client, counters, spec, $"ERR Can't execute '{spec.FullName}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
@@ -199,6 +206,11 @@ public sealed class CommandExecutor(DataServer server)
         if (context.Failed)
             counters.Failed[spec.Id]++;
         client.CommandsProcessed++;
+        // MONITOR, after the command as Redis's call() feeds it; not a blocked command's second run.
+        bool reprocessing = client.Reprocessing;
+        client.Reprocessing = false;
+        if (server.Monitors.Any && (spec.Flags & CommandFlags.Admin) == 0 && !reprocessing)
+            server.Monitors.Feed(client, client.DatabaseIndex, args, spec, server.Config);
     }
 
     /// <summary>

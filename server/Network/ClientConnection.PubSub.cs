@@ -7,7 +7,7 @@ using Diagnostics.Server.PubSub;
 namespace Diagnostics.Server.Network;
 
 /// <summary>
-/// A connection as a subscriber. Publishers on other threads only queue encoded messages here
+/// A connection as a subscriber (and as a MONITOR, whose lines take the same path). Publishers on other threads only queue encoded messages here
 /// and cancel the pending socket read; this connection's own thread then writes them out with
 /// its next flush, so its reply stream never has two writers. Queued bytes count against the
 /// pub/sub class's output buffer limit.
@@ -32,11 +32,20 @@ public sealed partial class ClientConnection : ISubscriber
 
     int ISubscriber.Protocol => Reply.Protocol;
 
-    void ISubscriber.Push(byte[] message)
+    void ISubscriber.Push(byte[] message) => Push(message, ClientClass.PubSub);
+
+    internal override bool CanMonitor => true;
+
+    // A monitor is a normal client as far as output limits go, as in Redis (its replica flag
+    // does not make it one of the replica class).
+    internal override void DeliverMonitorLine(byte[] line) => Push(line, ClientClass.Normal);
+
+    /// <summary>Queues <paramref name="message"/> for this connection's thread, within <paramref name="limitClass"/>'s hard output limit.</summary>
+    private void Push(byte[] message, ClientClass limitClass)
     {
         _pushes.Enqueue(message);
         long pending = Interlocked.Add(ref _pushBytes, message.Length);
-        var limit = _server.Config.OutputBufferLimits[ClientClass.PubSub];
+        var limit = _server.Config.OutputBufferLimits[limitClass];
         if (limit.HardBytes != 0 && (ulong)pending > limit.HardBytes)
         {
             CloseForOutputLimit();

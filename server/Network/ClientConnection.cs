@@ -379,6 +379,9 @@ public sealed partial class ClientConnection : ClientSession
                 var outcome = await block.Done.Task;
                 switch (outcome)
                 {
+                    case BlockOutcome.Retry:
+                        Reprocessing = true; // run again: MONITOR showed it already
+                        break;
                     case BlockOutcome.UnblockedAsTimeout:
                         TimeoutReply(block);
                         break;
@@ -424,5 +427,6 @@ public sealed partial class ClientConnection : ClientSession
         _batch.Dispose();
         base.Dispose();
         UnsubscribeAll(deliverQueued: false);
+        _server.Monitors.Remove(this);
     }
 }

@@ -60,6 +60,8 @@ public static class ClientDescription
     public static string Flags(ClientConnection client)
     {
         var flags = new StringBuilder();
+        if (client.IsMonitor)
+            flags.Append('O');
         if (client.CloseAfterReply)
             flags.Append('c');
         if (client.NoEvict)
