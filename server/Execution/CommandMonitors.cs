@@ -26,8 +26,6 @@ public sealed class CommandMonitors
     /// <summary>True while at least one client monitors.</summary>
     public bool Any => _monitors.Length != 0;
 
-    public int Count => _monitors.Length;
-
     /// <summary>Makes <paramref name="client"/> a monitor; false when it already is one.</summary>
     public bool Add(ClientSession client)
     {

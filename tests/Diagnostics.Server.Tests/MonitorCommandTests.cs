@@ -117,6 +117,23 @@ public sealed partial class MonitorCommandTests
         Assert.Equal("reset", monitor.Call("GET", "after").Text);
     }
 
+    [Fact]
+    public void CommandInfoAndDocsDescribeMonitorAsRedisDoes()
+    {
+        var (ours, connectOurs) = Start("diagnostics-server");
+        var (redis, connectRedis) = Start("redis-server");
+        using (ours)
+        using (redis)
+        using (var a = connectOurs())
+        using (var b = connectRedis())
+        {
+            foreach (var query in new[] { new[] { "COMMAND", "INFO", "monitor" }, new[] { "COMMAND", "DOCS", "monitor" } })
+                Assert.Equal(RespValue.Render([b.Call(query)]), RespValue.Render([a.Call(query)]));
+            // Redis gives MONITOR no complexity: the docs map has summary, since and group only.
+            Assert.Equal(6, a.Call("COMMAND", "DOCS", "monitor").Array[1].Array.Count);
+        }
+    }
+
     [Theory]
     [InlineData("diagnostics-server")]
     [InlineData("redis-server")]
