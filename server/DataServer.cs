@@ -55,6 +55,7 @@ public sealed class DataServer : IDisposable
         config.LatencyChanged += ApplyLatencySettings;
         Keyspace.Cron.LatencyMonitor = LatencyMonitor;
         ClientEviction = new ClientEviction(config, Clients);
+        Scripts = new Scripting.ScriptEngine(this, Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance);
         StartupAllocatedBytes = Memory.TrackedAllocator.TotalBytes;
     }
 
@@ -79,6 +80,8 @@ public sealed class DataServer : IDisposable
     public ClientRegistry Clients { get; } = new();
     /// <summary>The clients in MONITOR mode, fed by the executor.</summary>
     public Execution.CommandMonitors Monitors { get; } = new();
+    /// <summary>Lua scripts: EVAL's VM and cache, the script running now.</summary>
+    public Scripting.ScriptEngine Scripts { get; }
     /// <summary>Runs commands for any client: connections, EXEC, the AOF loader.</summary>
     public Execution.CommandExecutor Executor { get; }
     /// <summary>maxmemory-clients: the clients' buffers in total, and disconnecting the biggest.</summary>
@@ -133,6 +136,7 @@ public sealed class DataServer : IDisposable
         Meters.Dispose();
         Instantaneous.Dispose();
         Aof.Dispose();
+        Scripts.Dispose();
         Keyspace.Dispose();
     }
 }

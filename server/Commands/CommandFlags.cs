@@ -19,6 +19,8 @@ public enum CommandFlags
     AllowBusy = 1 << 11,
     NoMulti = 1 << 12,
     SkipSlowlog = 1 << 13,
+    /// <summary>Not fed to MONITOR after it runs (the EVAL family feeds itself before its script's commands).</summary>
+    SkipMonitor = 1 << 14,
 
     /// <summary>Touches no keys: runs on the connection's own thread, no shard involved.</summary>
     Connection = 1 << 20,

@@ -13,7 +13,7 @@ public static class CommandMetadata
         (CommandFlags.Write, "write"), (CommandFlags.ReadOnly, "readonly"), (CommandFlags.DenyOom, "denyoom"),
         (CommandFlags.Admin, "admin"), (CommandFlags.PubSub, "pubsub"), (CommandFlags.NoScript, "noscript"),
         (CommandFlags.Blocking, "blocking"), (CommandFlags.Loading, "loading"), (CommandFlags.Stale, "stale"),
-        (CommandFlags.SkipSlowlog, "skip_slowlog"), (CommandFlags.Fast, "fast"), (CommandFlags.NoAuth, "no_auth"),
+        (CommandFlags.SkipSlowlog, "skip_slowlog"), (CommandFlags.SkipMonitor, "skip_monitor"), (CommandFlags.Fast, "fast"), (CommandFlags.NoAuth, "no_auth"),
         (CommandFlags.NoMulti, "no_multi"), (CommandFlags.AllowBusy, "allow_busy"),
     ];
 

@@ -23,6 +23,7 @@ public sealed class CommandTable
         SortedSetCommands.Register(this);
         BlockingCommands.Register(this);
         TransactionCommands.Register(this);
+        ScriptingCommands.Register(this);
         PubSubCommands.Register(this);
         KeyCommands.Register(this);
         ExpireCommands.Register(this);

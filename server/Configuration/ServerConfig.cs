@@ -78,6 +78,15 @@ public sealed class ServerConfig
             SlowLogChanged?.Invoke();
             return null;
         }));
+        Add(new ConfigParameter("busy-reply-threshold", () => BusyReplyThresholdMs.ToString(CultureInfo.InvariantCulture), v =>
+        {
+            if (!long.TryParse(v, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out long ms))
+                return "argument couldn't be parsed into an integer";
+            if (ms < 0)
+                return $"argument must be between 0 and {long.MaxValue} inclusive";
+            BusyReplyThresholdMs = ms;
+            return null;
+        }, aliases: "lua-time-limit"));
         Int("slowlog-max-len", () => SlowLogMaxLength, v => { SlowLogMaxLength = v; SlowLogChanged?.Invoke(); }, 0, int.MaxValue);
         Bool("aof-rewrite-incremental-fsync", () => AofRewriteIncrementalFsync, v => AofRewriteIncrementalFsync = v);
         Bool("latency-tracking", () => LatencyTracking, v => { LatencyTracking = v; LatencyChanged?.Invoke(); });
@@ -239,6 +248,9 @@ public sealed class ServerConfig
     /// <summary>slowlog-log-slower-than, microseconds: negative turns the slow log off, 0 logs every command.</summary>
     public long SlowLogSlowerThanMicros { get; private set; } = 10_000;
     public int SlowLogMaxLength { get; private set; } = 128;
+
+    /// <summary>busy-reply-threshold (alias lua-time-limit), milliseconds: a script running longer makes other clients' commands answer BUSY.</summary>
+    public long BusyReplyThresholdMs { get; private set; } = 5000;
 
     /// <summary>latency-tracking: per-command latency histograms (INFO latencystats, LATENCY HISTOGRAM).</summary>
     public bool LatencyTracking { get; private set; } = true;
@@ -428,7 +440,6 @@ public sealed class ServerConfig
         ("lazyfree-lazy-server-del", "no"), ("lazyfree-lazy-user-del", "no"), ("lazyfree-lazy-user-flush", "no"),
         ("activedefrag", "no"), ("save", ""), ("aof-use-rdb-preamble", "no"), ("aof-timestamp-enabled", "no"),
         ("tcp-backlog", "511"), ("supervised", "no"), ("always-show-logo", "no"), ("set-proc-title", "yes"),
-        ("lua-time-limit", "5000"), ("busy-reply-threshold", "5000"),
         ("io-threads-do-reads", "no"), ("dynamic-hz", "yes"), ("rdbcompression", "yes"),
         ("rdbchecksum", "yes"), ("stop-writes-on-bgsave-error", "yes"),
         ("replica-serve-stale-data", "yes"), ("replica-read-only", "yes"), ("repl-diskless-sync", "yes"),

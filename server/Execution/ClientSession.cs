@@ -19,7 +19,8 @@ public abstract class ClientSession : IDisposable
 {
     protected ClientSession(long id, RespWriter reply, ILogger log, bool authenticated, IKeyspaceEvents? events)
     {
-        Effects = new CommandEffects(events);
+        OwnEffects = new CommandEffects(events);
+        Effects = OwnEffects;
         Id = id;
         Reply = reply;
         Log = log;
@@ -28,7 +29,9 @@ public abstract class ClientSession : IDisposable
 
     public long Id { get; }
     /// <summary>The effects scope of this client's commands, opened for each by the executor.</summary>
-    public CommandEffects Effects { get; }
+    public CommandEffects Effects { get; internal set; }
+    /// <summary>The scope this client was made with; a script's client uses its caller's while it runs.</summary>
+    internal CommandEffects OwnEffects { get; }
     public RespWriter Reply { get; }
     /// <summary>Where a command's internal failure is logged.</summary>
     internal ILogger Log { get; }

@@ -111,6 +111,13 @@ public sealed class CommandExecutor(DataServer server)
             Reject(client, counters, spec, "ERR Replica can't interact with the keyspace");
             return;
         }
+        // A script past busy-reply-threshold: only allow-busy commands run (SCRIPT KILL, SHUTDOWN
+        // NOSAVE...), as in Redis; the script's own commands go on.
+        if (server.Scripts.IsBusy && (spec.Flags & CommandFlags.AllowBusy) == 0 && client is not Scripting.ScriptClient)
+        {
+            Reject(client, counters, spec, server.Scripts.BusyError);
+            return;
+        }
         if (client.RefusedWhileSubscribed(spec))
         {
             Reject(client, counters, spec, $"ERR Can't execute '{spec.FullName}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
@@ -209,7 +216,7 @@ public sealed class CommandExecutor(DataServer server)
         // MONITOR, after the command as Redis's call() feeds it; not a blocked command's second run.
         bool reprocessing = client.Reprocessing;
         client.Reprocessing = false;
-        if (server.Monitors.Any && (spec.Flags & CommandFlags.Admin) == 0 && !reprocessing)
+        if (server.Monitors.Any && (spec.Flags & (CommandFlags.Admin | CommandFlags.SkipMonitor)) == 0 && !reprocessing)
             server.Monitors.Feed(client, client.DatabaseIndex, args, spec, server.Config);
     }
 

@@ -199,6 +199,10 @@ internal sealed class ShardRouter
             return Route.Immediate;
         if ((spec.Flags & CommandFlags.Connection) != 0)
             return Route.Immediate;
+        // A script is running past busy-reply-threshold with every shard held: the executor answers
+        // BUSY (or runs an allow-busy command) here instead of queueing behind it.
+        if (_server.Scripts.IsBusy)
+            return Route.Immediate;
         if (_connection.Transaction is { } transaction)
         {
             // Queued commands touch no data; EXEC holds what its queue and watched keys need,

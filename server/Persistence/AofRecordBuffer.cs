@@ -111,6 +111,28 @@ public sealed unsafe class AofRecordBuffer : Engine.ICommandPropagation, IDispos
             _runs[_runCount - 1].End = checkpoint.LastRunEnd;
     }
 
+    /// <summary>
+    /// Wraps what was written since <paramref name="start"/> in MULTI/EXEC (a script's effects: the
+    /// replay applies them whole or not at all). MULTI goes in front of the first command, in its
+    /// database's stretch; EXEC after the last, in the last one's, so neither adds a SELECT.
+    /// </summary>
+    public void WrapInMultiExec(Checkpoint start)
+    {
+        ReadOnlySpan<byte> multi = "*1\r\n$5\r\nMULTI\r\n"u8;
+        if (start.Length == _length)
+            return;
+        Ensure(multi.Length);
+        new Span<byte>(_data + start.Length, _length - start.Length).CopyTo(new Span<byte>(_data + start.Length + multi.Length, _length - start.Length));
+        multi.CopyTo(new Span<byte>(_data + start.Length, multi.Length));
+        _length += multi.Length;
+        for (int i = 0; i < _runCount; i++)
+            if (_runs[i].End > start.Length)
+                _runs[i].End += multi.Length;
+        BeginCommand(_runs[_runCount - 1].Database, 1);
+        Argument("EXEC"u8);
+        EndCommand();
+    }
+
     /// <summary>Empties the buffer, keeping its memory unless one huge command inflated it.</summary>
     public void Clear()
     {
