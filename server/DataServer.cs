@@ -55,7 +55,7 @@ public sealed class DataServer : IDisposable
         config.LatencyChanged += ApplyLatencySettings;
         Keyspace.Cron.LatencyMonitor = LatencyMonitor;
         ClientEviction = new ClientEviction(config, Clients);
-        Scripts = new Scripting.ScriptEngine(this, Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance);
+        Scripts = new Scripting.ScriptEngine(this);
         StartupAllocatedBytes = Memory.TrackedAllocator.TotalBytes;
     }
 

@@ -51,6 +51,7 @@ stopSignals.Requested.Register(() =>
     server.ShutdownRequested.Cancel();
 });
 server.Aof.Log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Persistence");
+server.Scripts.Log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Scripting");
 try
 {
     // Before any listener opens: clients connect to a server whose data is all there.

@@ -76,6 +76,17 @@ public static class ServerCommands
             return;
         }
 
+        // A busy script: only SHUTDOWN NOSAVE ends the server, stopping the script first.
+        if (c.Server.Scripts.IsBusy)
+        {
+            if (!noSave)
+            {
+                c.Error(c.Server.Scripts.BusyError);
+                return;
+            }
+            c.Server.Scripts.AbortForShutdown();
+        }
+
         // Redis exits without answering; the connections close with the process. Closing them
         // here also spares the host from waiting out its shutdown timeout on open sockets.
         foreach (var client in c.Server.Clients.Snapshot())

@@ -153,6 +153,28 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
         Complete(ran);
     }
 
+    /// <summary>
+    /// For a script past busy-reply-threshold that holds this shard (inline mode): runs the work
+    /// handed over meanwhile, whose commands answer BUSY, and wakes the owners on pool threads, as
+    /// Redis answers clients between a busy script's instructions. Never runs their continuations
+    /// here: the script's thread goes straight back to the script.
+    /// </summary>
+    public void AnswerHandOffsWhileBusy()
+    {
+        if (_handOffs.IsEmpty || !_inlineGate.IsHeldByCurrentThread)
+            return;
+        var ran = RunHandOffs();
+        while (ran is not null)
+        {
+            var next = ran.NextRan;
+            ran.NextRan = null;
+            var failure = ran.HandOffFailure;
+            ran.HandOffFailure = null;
+            ran.HandOffCompleted(failure, continueHere: false);
+            ran = next;
+        }
+    }
+
     /// <summary>Takes the shard's lock for a coordinated multi-shard command (inline mode only).</summary>
     public void EnterInline() => _inlineGate.Enter();
     public bool TryEnterInline(int waitMillis) => _inlineGate.TryEnter(waitMillis);

@@ -34,7 +34,7 @@ public abstract class ClientSession : IDisposable
     internal CommandEffects OwnEffects { get; }
     public RespWriter Reply { get; }
     /// <summary>Where a command's internal failure is logged.</summary>
-    internal ILogger Log { get; }
+    internal ILogger Log { get; set; }
     public int DatabaseIndex { get; set; }
     public bool Authenticated { get; set; }
     public string? Name { get; set; }

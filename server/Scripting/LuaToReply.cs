@@ -135,7 +135,11 @@ internal static unsafe class LuaToReply
         LuaApi.Pop(lua, 1);
         if (Field(lua, "verbatim_string"u8) == LuaApi.TypeTable)
         {
-            if (Field(lua, "format"u8) == LuaApi.TypeString && Field(lua, "string"u8) == LuaApi.TypeString)
+            // Stack: the table, its verbatim_string table; then format and string from the latter.
+            int format = Field(lua, "format"u8);
+            LuaApi.PushBytes(lua, "string"u8);
+            int text = LuaApi.RawGet(lua, -3);
+            if (format == LuaApi.TypeString && text == LuaApi.TypeString)
             {
                 WriteVerbatim(reply, LuaApi.ToBytes(lua, -2), LuaApi.ToBytes(lua, -1));
                 LuaApi.Pop(lua, 3);
@@ -201,13 +205,8 @@ internal static unsafe class LuaToReply
         reply.WriteRaw("\r\n"u8);
     }
 
-    /// <summary>An error table's text as Redis replies it: a leading '-' dropped (error_reply's), line breaks as spaces.</summary>
-    public static string ErrorText(ReadOnlySpan<byte> text)
-    {
-        if (!text.IsEmpty && text[0] == (byte)'-')
-            text = text[1..];
-        return Encoding.UTF8.GetString(text);
-    }
+    /// <summary>An error table's text as Redis replies it: as written (error_reply drops a leading '-', a table made by hand keeps it).</summary>
+    public static string ErrorText(ReadOnlySpan<byte> text) => Encoding.UTF8.GetString(text);
 
     /// <summary>The text with CR and LF as spaces (a status line cannot hold them); the text itself when it has none.</summary>
     private static ReadOnlySpan<byte> SingleLine(ReadOnlySpan<byte> text)

@@ -23,7 +23,6 @@ public sealed class ScriptEngine : IDisposable
     internal const string BusyFunctionError = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 
     private readonly DataServer _server;
-    private readonly ILogger _log;
     private readonly Lock _gate = new();
     private readonly ScriptRun _evalRun;
     private LuaVm _evalVm;
@@ -35,13 +34,15 @@ public sealed class ScriptEngine : IDisposable
     private volatile ScriptRun? _running;
     private volatile ScriptRun? _busy;
 
-    internal ScriptEngine(DataServer server, ILogger log)
+    internal ScriptEngine(DataServer server)
     {
         _server = server;
-        _log = log;
-        _evalRun = new ScriptRun(server, log);
+        _evalRun = new ScriptRun(server, this);
         _evalVm = NewEvalVm();
     }
+
+    /// <summary>Where slow scripts and redis.log go; the host sets it.</summary>
+    public ILogger Log { get; set; } = Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance;
 
     private LuaVm NewEvalVm() => new(this, _evalRun, Commands.ConnectionCommands.CompatibleVersion, VersionNumber(Commands.ConnectionCommands.CompatibleVersion));
 
@@ -54,7 +55,7 @@ public sealed class ScriptEngine : IDisposable
     internal void MarkBusy(ScriptRun run)
     {
         _busy = run;
-        _log.LogWarning("Slow script detected: still in execution after {Milliseconds} milliseconds. You can try killing the script using the {Command} command. Script name is: {Name}.",
+        Log.LogWarning("Slow script detected: still in execution after {Milliseconds} milliseconds. You can try killing the script using the {Command} command. Script name is: {Name}.",
             (long)run.ElapsedMs, run.IsEval ? "SCRIPT KILL" : "FUNCTION KILL", run.Name);
     }
 
@@ -163,6 +164,7 @@ public sealed class ScriptEngine : IDisposable
         IntPtr state = vm.State;
         int top = LuaApi.GetTop(state);
         long started = Stopwatch.GetTimestamp();
+        bool aborted = false;
         _running = run;
         try
         {
@@ -179,6 +181,7 @@ public sealed class ScriptEngine : IDisposable
         {
             LuaApi.SetTop(state, top);
             bool killed = run.KillRequested;
+            aborted = run.Aborted;
             _running = null;
             _busy = null;
             run.End();
@@ -190,7 +193,9 @@ public sealed class ScriptEngine : IDisposable
         script.Ticks += elapsed;
         if (elapsed > script.MaxTicks)
             script.MaxTicks = elapsed;
-        if (log is not null && run.LoggedCommands > 1)
+        if (log is not null && aborted)
+            log.Restore(logStart); // the server is going down without saving: none of it is logged
+        else if (log is not null && run.LoggedCommands > 1)
             log.WrapInMultiExec(logStart);
         c.LogNothing();
     }
@@ -291,6 +296,9 @@ public sealed class ScriptEngine : IDisposable
         run.RequestKill();
         return null;
     }
+
+    /// <summary>SHUTDOWN NOSAVE while a script is busy: it is stopped whatever it wrote, as the process ends anyway.</summary>
+    internal void AbortForShutdown() => _busy?.Abort();
 
     /// <summary>The cached scripts, oldest first, for diagnostics (INFO, the studio, the debug package); never waits for a running script.</summary>
     internal IReadOnlyList<EvalScript> Scripts => _published;

@@ -26,14 +26,16 @@ internal sealed unsafe class ScriptRun
     private long _started;
     private volatile bool _killRequested;
 
-    public ScriptRun(DataServer server, ILogger log)
+    private readonly ScriptEngine _engine;
+
+    public ScriptRun(DataServer server, ScriptEngine engine)
     {
         _server = server;
-        _client = ScriptClient.For(server, log);
-        Log = log;
+        _engine = engine;
+        _client = ScriptClient.For(server, engine.Log);
     }
 
-    public ILogger Log { get; }
+    public ILogger Log => _engine.Log;
     /// <summary>What error texts and stats call it: the sha, or the function's name.</summary>
     public string Name { get; private set; } = "";
     /// <summary>Run by EVAL (SCRIPT KILL's business), not FCALL (FUNCTION KILL's).</summary>
@@ -64,9 +66,11 @@ internal sealed unsafe class ScriptRun
         Wrote = false;
         LoggedCommands = 0;
         Busy = false;
+        Aborted = false;
         _killRequested = false;
         _log = log;
         _client.Lend(caller, log);
+        _client.Log = _engine.Log;
         _started = Stopwatch.GetTimestamp();
     }
 
@@ -80,6 +84,16 @@ internal sealed unsafe class ScriptRun
 
     /// <summary>SCRIPT KILL / FUNCTION KILL: the next hook check stops the script.</summary>
     public void RequestKill() => _killRequested = true;
+
+    /// <summary>SHUTDOWN NOSAVE: stops the script even after it wrote; its writes never reach the AOF.</summary>
+    public void Abort()
+    {
+        Aborted = true;
+        _killRequested = true;
+    }
+
+    /// <summary>Stopped for SHUTDOWN NOSAVE: what it wrote is not logged.</summary>
+    public bool Aborted { get; private set; }
 
     public double ElapsedMs => Stopwatch.GetElapsedTime(_started).TotalMilliseconds;
 
@@ -124,9 +138,10 @@ internal sealed unsafe class ScriptRun
         ArgList args = _arguments[0];
         var executor = _server.Executor;
         CommandSpec? spec = executor.Find(args);
-        if (spec is null || spec.Handler is null && spec.Subcommands is null)
+        // A container (CLIENT, CONFIG) found without its subcommand is unknown, as Redis's lookup says.
+        if (spec is null || (spec.Handler is null && args.Count >= 2))
             return Fail(lua, "ERR Unknown Redis command called from script");
-        if (!spec.AcceptsArgCount(args.Count) && spec.Handler is not null)
+        if (!spec.AcceptsArgCount(args.Count) || spec.Handler is null)
             return Fail(lua, "ERR Wrong number of args calling Redis command from script");
         if ((spec.Flags & CommandFlags.NoScript) != 0)
             return Fail(lua, "ERR This Redis command is not allowed from script");
@@ -268,6 +283,12 @@ internal sealed unsafe class ScriptRun
         {
             Busy = true;
             engine.MarkBusy(this);
+        }
+        if (Busy)
+        {
+            // Commands that reached a shard this script holds before it turned busy get BUSY now.
+            foreach (var shard in _server.Keyspace.Shards)
+                shard.AnswerHandOffsWhileBusy();
         }
         if (_killRequested)
         {

@@ -214,6 +214,23 @@ public static class InfoBuilder
         Field(text, "used_memory_dataset_perc", overview.DatasetPercentage.ToString("0.00", CultureInfo.InvariantCulture) + "%");
         Field(text, "total_system_memory", TotalSystemMemory);
         Field(text, "total_system_memory_human", HumanBytes(TotalSystemMemory));
+        // Scripts: the Lua VM's own bytes (already inside used_memory: it allocates through the
+        // tracked allocator) and the cache of script sources.
+        var scripts = server.Scripts;
+        long vmEval = scripts.EvalVmBytes, scriptsEval = scripts.ScriptBytes;
+        Field(text, "used_memory_lua", vmEval);
+        Field(text, "used_memory_vm_eval", vmEval);
+        Field(text, "used_memory_lua_human", HumanBytes(vmEval));
+        Field(text, "used_memory_scripts_eval", scriptsEval);
+        Field(text, "number_of_cached_scripts", scripts.CachedScripts);
+        Field(text, "number_of_functions", 0);
+        Field(text, "number_of_libraries", 0);
+        Field(text, "used_memory_vm_functions", 0);
+        Field(text, "used_memory_vm_total", vmEval);
+        Field(text, "used_memory_vm_total_human", HumanBytes(vmEval));
+        Field(text, "used_memory_functions", 0);
+        Field(text, "used_memory_scripts", scriptsEval);
+        Field(text, "used_memory_scripts_human", HumanBytes(scriptsEval));
         Field(text, "maxmemory", maxMemory);
         Field(text, "maxmemory_human", HumanBytes(maxMemory));
         Field(text, "maxmemory_policy", EvictionPolicyNames.Of(eviction.Policy));

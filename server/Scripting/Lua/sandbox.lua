@@ -81,6 +81,7 @@ end
 
 -- ---- read-only tables --------------------------------------------------------------------
 
+-- Each read-only proxy, and the real table behind it.
 local protected = setmetatable({}, { __mode = 'k' })
 local function refuse() error(READONLY, 2) end
 
@@ -93,13 +94,34 @@ local function readonly(real)
     __len = function() return #real end,
     __metatable = false,
   })
-  protected[proxy] = true
+  protected[proxy] = real
   return proxy
 end
 
 local function checked_rawset(t, k, v)
   if protected[t] then error(READONLY, 0) end
   return rawset(t, k, v)
+end
+
+-- rawget and next see through a proxy to its table, as they would on Redis's read-only tables.
+local function checked_rawget(t, k)
+  return rawget(protected[t] or t, k)
+end
+
+local function checked_next(t, k)
+  return next(protected[t] or t, k)
+end
+
+-- Redis's pcall hands a script the text of an error raised as {err=...} (redis.call's).
+local base_pcall = pcall
+local function pcall_result(ok, ...)
+  if ok then return ok, ... end
+  local e = ...
+  if type(e) == 'table' and type(rawget(e, 'err')) == 'string' then e = rawget(e, 'err') end
+  return false, e
+end
+local function redis_pcall(f, ...)
+  return pcall_result(base_pcall(f, ...))
 end
 
 local function checked_setmetatable(t, mt)
@@ -208,7 +230,7 @@ end
 local globals = {
   _VERSION = _VERSION,
   assert = assert, collectgarbage = collectgarbage, error = error, getmetatable = getmetatable,
-  ipairs = ipairs, next = next, pairs = pairs, pcall = pcall, rawequal = rawequal, rawget = rawget,
+  ipairs = ipairs, next = checked_next, pairs = pairs, pcall = redis_pcall, rawequal = rawequal, rawget = checked_rawget,
   rawset = checked_rawset, select = select, setmetatable = checked_setmetatable, tonumber = tonumber,
   tostring = compat_tostring, type = type, xpcall = xpcall, unpack = table_unpack,
   load = text_load, loadstring = text_load,
@@ -243,7 +265,7 @@ local proxy = setmetatable({}, {
   __len = function() return #globals end,
   __metatable = false,
 })
-protected[proxy] = true
+protected[proxy] = globals
 rawset(globals, '_G', proxy)
 
 arm_hook()
