@@ -365,8 +365,10 @@ internal static class CmsgpackLibrary
                     break;
             }
         }
-        catch (EndOfStreamException)
+        catch (Exception)
         {
+            // Past the dispatch on the first byte, the reader fails only on input that ends too
+            // soon (EndOfStreamException, or a 32-bit length beyond what the input could hold).
             return MissingBytes;
         }
         used++;
@@ -407,7 +409,8 @@ internal static class CmsgpackLibrary
 
     private static string? DecodeArray(IntPtr l, ref MessagePackReader reader, long count, ref int used)
     {
-        lua_createtable(l, (int)Math.Min(count, Math.Min(Remaining(ref reader), 1024)), 0);
+        // Not presized: 5.1 grew the table key by key, and # of an array with nil holes depends on it.
+        lua_createtable(l, 0, 0);
         used++;
         if (used + 1 > Lua51StackLimit)
             return ArrayTooDeep;
@@ -425,7 +428,7 @@ internal static class CmsgpackLibrary
 
     private static string? DecodeMap(IntPtr l, ref MessagePackReader reader, long count, ref int used)
     {
-        lua_createtable(l, 0, (int)Math.Min(count, Math.Min(Remaining(ref reader), 1024)));
+        lua_createtable(l, 0, 0);
         used++;
         for (long i = 0; i < count; i++)
         {

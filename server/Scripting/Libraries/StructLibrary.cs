@@ -94,10 +94,11 @@ internal static class StructLibrary
           argerror(name, 1, "invalid format option '" .. opt .. "'", depth + 1)
         end
 
-        -- luaL_checknumber of 5.1 on argument i.
+        -- luaL_checknumber of 5.1 on pack's argument i. pack pushes a nil after its arguments (a
+        -- marker), so the first missing argument is "nil", not "no value".
         local function checknumber(name, i, count, value, depth)
           local n = tonumber(value)
-          if n == nil then argerror(name, i, "number expected, got " .. typename(i, count, value), depth + 1) end
+          if n == nil then argerror(name, i, "number expected, got " .. typename(i, count + 1, value), depth + 1) end
           return n + 0.0   -- 5.1 numbers are doubles: an integer beyond 2^53 rounds as it would there
         end
 
@@ -164,7 +165,7 @@ internal static class StructLibrary
               local s = (select(arg, ...))
               if type(s) == "number" then s = tostring(s) end
               if type(s) ~= "string" then
-                argerror("pack", arg, "string expected, got " .. typename(arg, count, s))
+                argerror("pack", arg, "string expected, got " .. typename(arg, count + 1, s))
               end
               arg = arg + 1
               local l = #s
