@@ -26,16 +26,16 @@ public static unsafe class BlockingCommands
         const string popComplexity = "O(N) where N is the number of provided keys.";
         const string zpopComplexity = "O(log(N)) with N being the number of elements in the sorted set.";
 
-        table.Add(new CommandSpec("blpop", -3, Write | Blocking, 1, -2, 1, BLPop, "list",
+        table.Add(new CommandSpec("blpop", -3, Write | Blocking | NoScript, 1, -2, 1, BLPop, "list",
             "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "2.0.0", popComplexity)
         { Arguments = [keys, timeout] });
-        table.Add(new CommandSpec("brpop", -3, Write | Blocking, 1, -2, 1, BRPop, "list",
+        table.Add(new CommandSpec("brpop", -3, Write | Blocking | NoScript, 1, -2, 1, BRPop, "list",
             "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "2.0.0", popComplexity)
         { Arguments = [keys, timeout] });
-        table.Add(new CommandSpec("blmove", 6, Write | DenyOom | Blocking, 1, 2, 1, BLMove, "list",
+        table.Add(new CommandSpec("blmove", 6, Write | DenyOom | Blocking | NoScript, 1, 2, 1, BLMove, "list",
             "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", "6.2.0")
         { Arguments = [new("source", "key"), new("destination", "key"), whereFrom, whereTo, timeout] });
-        table.Add(new CommandSpec("brpoplpush", 4, Write | DenyOom | Blocking, 1, 2, 1, BRPopLPush, "list",
+        table.Add(new CommandSpec("brpoplpush", 4, Write | DenyOom | Blocking | NoScript, 1, 2, 1, BRPopLPush, "list",
             "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", "2.2.0")
         { Arguments = [new("source", "key"), new("destination", "key"), timeout] });
         table.Add(new CommandSpec("blmpop", -5, Write | Blocking, 0, 0, 0, BLMPop, "list",
@@ -45,10 +45,10 @@ public static unsafe class BlockingCommands
             KeyCountIndex = 2,
             Arguments = [timeout, new("numkeys", "integer"), keys, whereFrom, new("count", "integer", Optional: true, Token: "COUNT")],
         });
-        table.Add(new CommandSpec("bzpopmin", -3, Write | Fast | Blocking, 1, -2, 1, BZPopMin, "sorted-set",
+        table.Add(new CommandSpec("bzpopmin", -3, Write | Fast | Blocking | NoScript, 1, -2, 1, BZPopMin, "sorted-set",
             "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", "5.0.0", zpopComplexity)
         { Arguments = [keys, timeout] });
-        table.Add(new CommandSpec("bzpopmax", -3, Write | Fast | Blocking, 1, -2, 1, BZPopMax, "sorted-set",
+        table.Add(new CommandSpec("bzpopmax", -3, Write | Fast | Blocking | NoScript, 1, -2, 1, BZPopMax, "sorted-set",
             "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", "5.0.0", zpopComplexity)
         { Arguments = [keys, timeout] });
         table.Add(new CommandSpec("bzmpop", -5, Write | Blocking, 0, 0, 0, BZMPop, "sorted-set",

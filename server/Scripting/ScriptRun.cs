@@ -125,7 +125,7 @@ internal sealed unsafe class ScriptRun
                 // Redis formats numbers itself (%.17g): Lua's own text would lose precision.
                 int length = LuaApi.IsInteger(lua, i) != 0
                     ? FormatInteger(LuaApi.ToIntegerX(lua, i, null), number)
-                    : CFormat.G17(LuaApi.ToNumberX(lua, i, null), number);
+                    : Libraries.CNumberText.FormatG(LuaApi.ToNumberX(lua, i, null), 17, number);
                 _arguments.AddArg(number[..length]);
             }
             else

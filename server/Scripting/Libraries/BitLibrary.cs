@@ -125,5 +125,5 @@ internal static class BitLibrary
         rawset(_ENV, "bit", bit)
         """;
 
-    internal static void Open(Lua lua) => LibraryChunk.Run(lua, "bit", Source);
+    internal static void Open(KeraLua.Lua lua) => LibraryChunk.Run(lua, "bit", Source);
 }

@@ -148,7 +148,7 @@ internal static class CjsonLibrary
         rawset(_ENV, "cjson", new())
         """;
 
-    internal static void Open(Lua lua) => LibraryChunk.Run(lua, "cjson", Source, EncodeFunction, DecodeFunction);
+    internal static void Open(KeraLua.Lua lua) => LibraryChunk.Run(lua, "cjson", Source, EncodeFunction, DecodeFunction);
 
     private static int Fail(IntPtr l, string message)
     {

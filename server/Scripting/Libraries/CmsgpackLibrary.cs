@@ -103,7 +103,7 @@ internal static class CmsgpackLibrary
         rawset(_ENV, "cmsgpack", cmsgpack)
         """;
 
-    internal static void Open(Lua lua) => LibraryChunk.Run(lua, "cmsgpack", Source, PackFunction, UnpackFunction);
+    internal static void Open(KeraLua.Lua lua) => LibraryChunk.Run(lua, "cmsgpack", Source, PackFunction, UnpackFunction);
 
     private static int Fail(IntPtr l, string message)
     {

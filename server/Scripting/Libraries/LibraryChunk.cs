@@ -69,7 +69,7 @@ internal static class LibraryChunk
         """;
 
     /// <summary>Compiles <paramref name="source"/> after the prelude and runs it with <paramref name="functions"/> as its arguments.</summary>
-    internal static void Run(Lua lua, string name, string source, params LuaFunction[] functions)
+    internal static void Run(KeraLua.Lua lua, string name, string source, params LuaFunction[] functions)
     {
         var status = lua.LoadString(Prelude + source, "=" + name);
         if (status != LuaStatus.OK)

@@ -293,5 +293,5 @@ internal static class StructLibrary
         rawset(_ENV, "struct", struct)
         """;
 
-    internal static void Open(Lua lua) => LibraryChunk.Run(lua, "struct", Source);
+    internal static void Open(KeraLua.Lua lua) => LibraryChunk.Run(lua, "struct", Source);
 }

@@ -34,6 +34,11 @@ internal sealed unsafe class LuaVm : IDisposable
         var allocator = Marshal.GetDelegateForFunctionPointer<LuaAlloc>((IntPtr)LuaAllocator.Function);
         _lua = new KeraLua.Lua(allocator, (IntPtr)_usedBytes) { Encoding = System.Text.Encoding.UTF8 };
         _lua.OpenLibs();
+        // The libraries Redis compiles into its Lua; sandbox.lua makes them read-only globals.
+        Libraries.BitLibrary.Open(_lua);
+        Libraries.CjsonLibrary.Open(_lua);
+        Libraries.CmsgpackLibrary.Open(_lua);
+        Libraries.StructLibrary.Open(_lua);
         _self = GCHandle.Alloc(this);
 
         IntPtr state = State;
