@@ -27,6 +27,8 @@ public sealed class DataServer : IDisposable
         Keyspace = new Keyspace(config.Shards, config.Databases, config.Mode, config.Hz);
         config.HzChanged += hz => Keyspace.Cron.Hz = hz;
         Instantaneous = new InstantaneousMetrics(Stats);
+        Pause = new Execution.ClientPause(Keyspace);
+        Tracking = new Tracking.KeyTracking(Keyspace, Clients, Commands);
         Executor = new Execution.CommandExecutor(this);
         Aof = new Persistence.AppendOnlyFile(this);
         // Keys the cron expires reach the AOF as DELs while it is on.
@@ -79,6 +81,12 @@ public sealed class DataServer : IDisposable
     public ClientRegistry Clients { get; } = new();
     /// <summary>The clients in MONITOR mode, fed by the executor.</summary>
     public Execution.CommandMonitors Monitors { get; } = new();
+
+    /// <summary>CLIENT PAUSE: which commands wait, and until when.</summary>
+    public Execution.ClientPause Pause { get; }
+
+    /// <summary>CLIENT TRACKING: the clients caching keys, and who to tell when one changes.</summary>
+    public Tracking.KeyTracking Tracking { get; }
     /// <summary>Runs commands for any client: connections, EXEC, the AOF loader.</summary>
     public Execution.CommandExecutor Executor { get; }
     /// <summary>maxmemory-clients: the clients' buffers in total, and disconnecting the biggest.</summary>
@@ -133,6 +141,7 @@ public sealed class DataServer : IDisposable
         Meters.Dispose();
         Instantaneous.Dispose();
         Aof.Dispose();
+        Pause.Dispose();
         Keyspace.Dispose();
     }
 }

@@ -19,6 +19,8 @@ public enum CommandFlags
     AllowBusy = 1 << 11,
     NoMulti = 1 << 12,
     SkipSlowlog = 1 << 13,
+    /// <summary>Not a write, but may be propagated (PUBLISH, PFCOUNT, scripts): CLIENT PAUSE WRITE holds it. COMMAND does not show it, as Redis 7.0 does not.</summary>
+    MayReplicate = 1 << 14,
 
     /// <summary>Touches no keys: runs on the connection's own thread, no shard involved.</summary>
     Connection = 1 << 20,

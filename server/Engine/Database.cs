@@ -52,6 +52,8 @@ public sealed unsafe class Database : IDisposable
         var effects = Effects;
         effects?.Deleted(Index, Entry.KeyOf(*slot));
         Watched?.Touch(Entry.KeyOf(*slot));
+        if (_shard?.Tracking is { Any: true } tracking)
+            tracking.KeyRemoved(Entry.KeyOf(*slot), _shard);
         effects?.Notify(KeyspaceEventTypes.Expired, "expired"u8, Entry.KeyOf(*slot), Index);
         RemoveAt(slot);
         ExpiredKeys++;
@@ -71,6 +73,8 @@ public sealed unsafe class Database : IDisposable
         var effects = Effects;
         effects?.Deleted(Index, Entry.KeyOf(*slot));
         Watched?.Touch(Entry.KeyOf(*slot));
+        if (_shard?.Tracking is { Any: true } tracking)
+            tracking.KeyRemoved(Entry.KeyOf(*slot), _shard);
         effects?.Notify(KeyspaceEventTypes.Evicted, "evicted"u8, Entry.KeyOf(*slot), Index);
         RemoveAt(slot);
         return bytes;

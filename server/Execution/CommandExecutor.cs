@@ -188,7 +188,13 @@ public sealed class CommandExecutor(DataServer server)
                 TouchWatchedKeys(spec, args, database);
             if (spec.Event is not null && effects.Notifies(spec.EventType))
                 NotifyWrittenKeys(effects, spec, args, database);
+            // Client-side caching: the clients that may hold these keys are told (one field read when none tracks).
+            if (server.Tracking.Any)
+                server.Tracking.Written(client, spec, args);
         }
+        // A tracking client's read remembers its keys for it.
+        if (client.Tracking is { } tracking)
+            server.Tracking.AfterCommand(client, tracking, spec, args);
         // Only writes defer events (the "del" after an emptying pop); reads pay nothing here.
         if (spec.IsWrite)
             effects.FlushDeferred();
