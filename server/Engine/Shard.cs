@@ -340,6 +340,7 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
         _thread?.Join();
         foreach (var db in Databases)
             db.Dispose();
+        TrackedKeys?.Dispose();
         (CronLog as IDisposable)?.Dispose();
     }
 }

@@ -13,6 +13,8 @@ namespace Diagnostics.Server.Tracking;
 /// sent when a key changes: a write, an expiry, an eviction, a flush. Messages are queued on the
 /// receiving connection like pub/sub messages and leave with its next flush, so a client's own
 /// write is answered before the invalidation it causes, as in Redis.
+/// The key tables live in tracked native memory (<see cref="TrackedKeys"/>); the per-client
+/// settings and the BCAST prefix table are small managed objects, changed only by CLIENT TRACKING.
 /// The data path pays one field read (<see cref="Any"/>, or the client's own setting) while
 /// nobody tracks.
 /// </summary>
@@ -55,6 +57,18 @@ public sealed class KeyTracking
             long total = 0;
             foreach (var shard in _keyspace.Shards)
                 total += shard.TrackedKeys?.Count ?? 0;
+            return total;
+        }
+    }
+
+    /// <summary>Tracked bytes the tables hold (already part of used_memory).</summary>
+    public long TotalBytes
+    {
+        get
+        {
+            long total = 0;
+            foreach (var shard in _keyspace.Shards)
+                total += shard.TrackedKeys?.Bytes ?? 0;
             return total;
         }
     }
@@ -219,7 +233,11 @@ public sealed class KeyTracking
                 Send(client, tracking, key, flush: false);
             }
         }
-        if (shard.TrackedKeys?.Remove(key) is not { } ids)
+        if (shard.TrackedKeys is not { } table)
+            return;
+        // Sending only queues bytes on connections: the table is untouched until Remove.
+        var ids = table.IdsOf(key);
+        if (ids.IsEmpty)
             return;
         foreach (long id in ids)
         {
@@ -230,6 +248,7 @@ public sealed class KeyTracking
                 continue;
             Send(target, tracking, key, flush: false);
         }
+        table.Remove(key);
     }
 
     /// <summary>FLUSHALL/FLUSHDB (every shard held): each tracking client is told all its keys are gone; the table empties.</summary>

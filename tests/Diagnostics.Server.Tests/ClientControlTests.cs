@@ -330,6 +330,32 @@ public sealed class ClientControlTests
     }
 
     [Fact]
+    public void TheTrackingTableIsChargedToUsedMemory()
+    {
+        using var server = ServerProcess.Start();
+        using var tracker = server.Connect();
+        using var control = server.Connect();
+        Assert.Equal('%', tracker.Call("HELLO", "3").Kind);
+        RespAssert.Ok(tracker.Call("CLIENT", "TRACKING", "ON"));
+        long before = InfoFields.GetInt64(control, "memory", "used_memory");
+        const int keys = 20_000;
+        var reads = new string[keys][];
+        for (int i = 0; i < keys; i++)
+            reads[i] = ["GET", $"tracked-key:{i:D8}"];
+        tracker.SendRaw(RespClient.EncodeAll(reads));
+        for (int i = 0; i < keys; i++)
+            Assert.True(tracker.Read().IsNull);
+        Assert.Equal(keys, InfoFields.GetInt64(control, "stats", "tracking_total_keys"));
+        long grown = InfoFields.GetInt64(control, "memory", "used_memory") - before;
+        // Each remembered key holds at least its name and one 8-byte client id in tracked memory.
+        Assert.InRange(grown, keys * ("tracked-key:00000000".Length + 8L), keys * 200L);
+        RespAssert.Ok(control.Call("FLUSHALL"));
+        Assert.True(tracker.Read().IsArray); // the flush invalidation
+        Assert.Equal(0, InfoFields.GetInt64(control, "stats", "tracking_total_keys"));
+        Assert.True(InfoFields.GetInt64(control, "memory", "used_memory") - before < grown / 4, "the flushed table's memory was not given back");
+    }
+
+    [Fact]
     public void AnExpiredKeyIsInvalidated()
     {
         SideBySide((connect, t) =>
