@@ -110,7 +110,8 @@ public sealed unsafe class Database : IDisposable
         Entry* e = *slot;
         if (e->ExpireAt != 0 && e->ExpireAt <= nowMs)
         {
-            RemoveExpired(slot);
+            if (!(_shard is { Cron.WritesPaused: true } && Effects is { MayWrite: false }))
+                RemoveExpired(slot);
             return null;
         }
         return slot;

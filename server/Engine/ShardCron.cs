@@ -98,7 +98,7 @@ public sealed class ShardCron
     {
         var scope = shard.CronEffects ??= new CommandEffects(Events);
         scope.Events = Events; // set after the shards started, which may run a pass first
-        scope.Open(Propagation is { Enabled: true } sink ? shard.CronLog ??= sink.NewBuffer() : null);
+        scope.Open(Propagation is { Enabled: true } sink ? shard.CronLog ??= sink.NewBuffer() : null, mayWrite: true);
         var previous = shard.Effects;
         shard.Effects = scope;
         return previous;

@@ -133,7 +133,7 @@ public sealed class CommandExecutor(DataServer server)
         // Reads log too while the AOF is on: a key they find expired is deleted, and logged as DEL.
         Persistence.AofRecordBuffer? logged = aof.Enabled ? client.LoggedWrites ??= new Persistence.AofRecordBuffer() : null;
         var effects = client.Effects;
-        effects.Open(logged);
+        effects.Open(logged, spec.IsWrite);
         // maxmemory (one field read when unset, three when under): evict in this command's shards,
         // or refuse it. EXEC is refused whole when it queued a denyoom command; the commands it
         // runs are not checked one by one (Redis's call() does not), so it never half-runs.

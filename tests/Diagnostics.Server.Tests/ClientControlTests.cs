@@ -123,6 +123,24 @@ public sealed class ClientControlTests
     }
 
     [Fact]
+    public void ExpiryWaitsWhileWritesArePaused()
+    {
+        var transcript = SideBySide((connect, t) =>
+        {
+            using var admin = Named(connect, "admin");
+            RespAssert.Ok(admin.Call("SET", "short", "1", "PX", "200"));
+            RespAssert.Ok(admin.Call("CLIENT", "PAUSE", "100000", "WRITE"));
+            Thread.Sleep(600); // past its TTL and several active expiry cycles
+            t.Add("get: " + Show(admin.Call("GET", "short")));
+            t.Add("still stored: " + Show(admin.Call("DBSIZE")));
+            RespAssert.Ok(admin.Call("CLIENT", "UNPAUSE"));
+            t.Add("get: " + Show(admin.Call("GET", "short")));
+            t.Add("gone: " + Show(admin.Call("DBSIZE")));
+        });
+        Assert.Contains("still stored: :1", transcript);
+    }
+
+    [Fact]
     public void ThePausedServerStaysServiceable()
     {
         using var server = ServerProcess.Start();
