@@ -27,6 +27,8 @@ public sealed class DataServer : IDisposable
         Keyspace = new Keyspace(config.Shards, config.Databases, config.Mode, config.Hz);
         config.HzChanged += hz => Keyspace.Cron.Hz = hz;
         Instantaneous = new InstantaneousMetrics(Stats);
+        Pause = new Execution.ClientPause(Keyspace);
+        Tracking = new Tracking.KeyTracking(Keyspace, Clients, Commands);
         Executor = new Execution.CommandExecutor(this);
         Aof = new Persistence.AppendOnlyFile(this);
         // Keys the cron expires reach the AOF as DELs while it is on.
@@ -82,6 +84,12 @@ public sealed class DataServer : IDisposable
     public Execution.CommandMonitors Monitors { get; } = new();
     /// <summary>Lua scripts: EVAL's VM and cache, the script running now.</summary>
     public Scripting.ScriptEngine Scripts { get; }
+
+    /// <summary>CLIENT PAUSE: which commands wait, and until when.</summary>
+    public Execution.ClientPause Pause { get; }
+
+    /// <summary>CLIENT TRACKING: the clients caching keys, and who to tell when one changes.</summary>
+    public Tracking.KeyTracking Tracking { get; }
     /// <summary>Runs commands for any client: connections, EXEC, the AOF loader.</summary>
     public Execution.CommandExecutor Executor { get; }
     /// <summary>maxmemory-clients: the clients' buffers in total, and disconnecting the biggest.</summary>
@@ -137,6 +145,7 @@ public sealed class DataServer : IDisposable
         Instantaneous.Dispose();
         Aof.Dispose();
         Scripts.Dispose();
+        Pause.Dispose();
         Keyspace.Dispose();
     }
 }

@@ -21,6 +21,8 @@ public enum CommandFlags
     SkipSlowlog = 1 << 13,
     /// <summary>Not fed to MONITOR after it runs (the EVAL family feeds itself before its script's commands).</summary>
     SkipMonitor = 1 << 14,
+    /// <summary>Not a write, but may be propagated (PUBLISH, PFCOUNT, scripts): CLIENT PAUSE WRITE holds it. COMMAND does not show it, as Redis 7.0 does not.</summary>
+    MayReplicate = 1 << 15,
 
     /// <summary>Touches no keys: runs on the connection's own thread, no shard involved.</summary>
     Connection = 1 << 20,

@@ -197,6 +197,7 @@ public static class ConnectionCommands
         client.SkipNextReply = false;
         client.NoEvict = false;
         client.NoTouch = false;
+        c.Server.Tracking.Disable(client);
         client.Authenticated = c.Server.Config.RequirePass is null;
         c.Reply.Protocol = 2;
         c.Reply.Muted = false;

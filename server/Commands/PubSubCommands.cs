@@ -19,7 +19,7 @@ public static class PubSubCommands
         { Arguments = [new("pattern", "pattern", Multiple: true)] });
         table.Add(new CommandSpec("punsubscribe", -1, f, 0, 0, 0, PUnsubscribe, g, "Stops listening to messages published to channels that match one or more patterns.", "2.0.0", "O(N) where N is the number of patterns to unsubscribe.")
         { Arguments = [new("pattern", "pattern", Optional: true, Multiple: true)] });
-        table.Add(new CommandSpec("publish", 3, CommandFlags.PubSub | Loading | Stale | Fast | Connection, 0, 0, 0, Publish, g, "Posts a message to a channel.", "2.0.0",
+        table.Add(new CommandSpec("publish", 3, CommandFlags.PubSub | CommandFlags.MayReplicate | Loading | Stale | Fast | Connection, 0, 0, 0, Publish, g, "Posts a message to a channel.", "2.0.0",
             "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).")
         { Arguments = [new("channel", "string"), new("message", "string")] });
         const CommandFlags introspection = CommandFlags.PubSub | Loading | Stale | Connection;

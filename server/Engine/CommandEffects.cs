@@ -32,7 +32,18 @@ public sealed unsafe class CommandEffects(IKeyspaceEvents? events)
     public IKeyspaceEvents? Events { get => _events; set => _events = value; }
 
     /// <summary>Opens the scope for the next command: its propagation target (null: nothing is logged).</summary>
-    public void Open(ICommandPropagation? propagation) => Propagation = propagation;
+    public void Open(ICommandPropagation? propagation, bool mayWrite)
+    {
+        Propagation = propagation;
+        MayWrite = mayWrite;
+    }
+
+    /// <summary>
+    /// False while a command that only reads runs: while CLIENT PAUSE holds writes, an expired key
+    /// it meets is reported missing but left in place (Redis pauses expiry too); a write that got
+    /// through before the pause began still deletes it, as it must before it adds the key again.
+    /// </summary>
+    public bool MayWrite { get; private set; } = true;
 
     // ---- keyspace events ---------------------------------------------------------------
 

@@ -52,6 +52,8 @@ public sealed unsafe class Database : IDisposable
         var effects = Effects;
         effects?.Deleted(Index, Entry.KeyOf(*slot));
         Watched?.Touch(Entry.KeyOf(*slot));
+        if (_shard?.Tracking is { Any: true } tracking)
+            tracking.KeyRemoved(Entry.KeyOf(*slot), _shard);
         effects?.Notify(KeyspaceEventTypes.Expired, "expired"u8, Entry.KeyOf(*slot), Index);
         RemoveAt(slot);
         ExpiredKeys++;
@@ -71,6 +73,8 @@ public sealed unsafe class Database : IDisposable
         var effects = Effects;
         effects?.Deleted(Index, Entry.KeyOf(*slot));
         Watched?.Touch(Entry.KeyOf(*slot));
+        if (_shard?.Tracking is { Any: true } tracking)
+            tracking.KeyRemoved(Entry.KeyOf(*slot), _shard);
         effects?.Notify(KeyspaceEventTypes.Evicted, "evicted"u8, Entry.KeyOf(*slot), Index);
         RemoveAt(slot);
         return bytes;
@@ -106,7 +110,8 @@ public sealed unsafe class Database : IDisposable
         Entry* e = *slot;
         if (e->ExpireAt != 0 && e->ExpireAt <= nowMs)
         {
-            RemoveExpired(slot);
+            if (!(_shard is { Cron.WritesPaused: true } && Effects is { MayWrite: false }))
+                RemoveExpired(slot);
             return null;
         }
         return slot;

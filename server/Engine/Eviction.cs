@@ -39,6 +39,9 @@ public sealed unsafe class Eviction
     private long _lastFailRequestTick;
     private int _nextOtherShard;
 
+    /// <summary>Set while CLIENT PAUSE holds writes: <see cref="Perform"/> evicts nothing.</summary>
+    internal volatile bool WritesPaused;
+
     public Eviction(Keyspace keyspace)
     {
         _keyspace = keyspace;
@@ -173,7 +176,8 @@ public sealed unsafe class Eviction
     public EvictionResult Perform(Shard shard, bool background = false)
     {
         long max = _maxMemory;
-        if (max == 0)
+        // Paused writes (CLIENT PAUSE): nothing is evicted and nothing refused, as in Redis.
+        if (max == 0 || WritesPaused)
             return EvictionResult.Ok;
         long total = TrackedAllocator.TotalBytes;
         if (total <= max)
@@ -243,6 +247,8 @@ public sealed unsafe class Eviction
     /// </summary>
     public EvictionResult PerformInOtherShards()
     {
+        if (WritesPaused)
+            return EvictionResult.Ok;
         if (_policy == EvictionPolicy.NoEviction)
             return EvictionResult.Fail;
         var shards = _keyspace.Shards;

@@ -95,6 +95,20 @@ public sealed class Keyspace : IDisposable
 
     public Eviction Eviction { get; }
 
+    /// <summary>
+    /// CLIENT PAUSE (WRITE or ALL): active expiry and eviction stand still, as Redis pauses its
+    /// expire and evict actions, so nothing changes the dataset until the pause ends.
+    /// </summary>
+    public bool WritesPaused
+    {
+        get => Cron.WritesPaused;
+        set
+        {
+            Cron.WritesPaused = value;
+            Eviction.WritesPaused = value;
+        }
+    }
+
     public int DatabaseCount { get; }
     public ExecutionMode Mode { get; }
     public ShardCron Cron { get; }

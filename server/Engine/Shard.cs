@@ -73,6 +73,12 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
     internal ICommandPropagation? CronLog { get; set; }
     /// <summary>This shard's eviction pool and counters (maxmemory), used by whoever holds the shard.</summary>
     public ShardEviction Eviction { get; } = new();
+
+    /// <summary>CLIENT TRACKING: where expiries and evictions in this shard report deleted keys.</summary>
+    internal Tracking.KeyTracking? Tracking { get; set; }
+
+    /// <summary>The keys tracking clients read from this shard (null until one does); only the holder touches it.</summary>
+    internal Tracking.TrackedKeys? TrackedKeys { get; set; }
     internal ShardCron Cron => _cron;
     /// <summary>Randomness for sampling (expiry, RANDOMKEY, LFU); used only by whoever holds the shard.</summary>
     public Random Random { get; }
@@ -356,6 +362,7 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
         _thread?.Join();
         foreach (var db in Databases)
             db.Dispose();
+        TrackedKeys?.Dispose();
         (CronLog as IDisposable)?.Dispose();
     }
 }

@@ -21,6 +21,9 @@ public sealed class ShardCron
     /// <summary>DEBUG SET-ACTIVE-EXPIRE turns this off so tests can observe lazy expiry alone.</summary>
     public bool ActiveExpireEnabled { get; set; } = true;
 
+    /// <summary>Set while CLIENT PAUSE holds writes: no active expiry until it ends.</summary>
+    internal volatile bool WritesPaused;
+
     /// <summary>Where an expiry pass that took latency-monitor-threshold or longer is recorded (expire-cycle).</summary>
     public Diagnostics.Latency.LatencyMonitor? LatencyMonitor { get; set; }
 
@@ -40,7 +43,7 @@ public sealed class ShardCron
         var held = BeginPass(shard);
         try
         {
-            if (ActiveExpireEnabled)
+            if (ActiveExpireEnabled && !WritesPaused)
             {
                 long started = System.Diagnostics.Stopwatch.GetTimestamp();
                 ActiveExpire(shard);
@@ -95,7 +98,7 @@ public sealed class ShardCron
     {
         var scope = shard.CronEffects ??= new CommandEffects(Events);
         scope.Events = Events; // set after the shards started, which may run a pass first
-        scope.Open(Propagation is { Enabled: true } sink ? shard.CronLog ??= sink.NewBuffer() : null);
+        scope.Open(Propagation is { Enabled: true } sink ? shard.CronLog ??= sink.NewBuffer() : null, mayWrite: true);
         var previous = shard.Effects;
         shard.Effects = scope;
         return previous;

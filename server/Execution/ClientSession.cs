@@ -88,6 +88,9 @@ public abstract class ClientSession : IDisposable
     /// <summary>MONITOR: every command the server runs is sent to this client (CLIENT LIST flag O); set by <see cref="CommandMonitors"/>.</summary>
     public bool IsMonitor { get; internal set; }
 
+    /// <summary>CLIENT TRACKING settings, or null while the client does not track keys.</summary>
+    public Tracking.ClientTracking? Tracking { get; internal set; }
+
     /// <summary>
     /// The next command run for this client is a blocked command run again now that its key has
     /// a value: MONITOR showed it when it first ran. The executor clears it.

@@ -140,7 +140,7 @@ public sealed class CommandExecutor(DataServer server)
         // Reads log too while the AOF is on: a key they find expired is deleted, and logged as DEL.
         Persistence.AofRecordBuffer? logged = aof.Enabled ? client.LoggedWrites ??= new Persistence.AofRecordBuffer() : null;
         var effects = client.Effects;
-        effects.Open(logged);
+        effects.Open(logged, spec.IsWrite);
         // maxmemory (one field read when unset, three when under): evict in this command's shards,
         // or refuse it. EXEC is refused whole when it queued a denyoom command; the commands it
         // runs are not checked one by one (Redis's call() does not), so it never half-runs.
@@ -195,7 +195,13 @@ public sealed class CommandExecutor(DataServer server)
                 TouchWatchedKeys(spec, args, database);
             if (spec.Event is not null && effects.Notifies(spec.EventType))
                 NotifyWrittenKeys(effects, spec, args, database);
+            // Client-side caching: the clients that may hold these keys are told (one field read when none tracks).
+            if (server.Tracking.Any)
+                server.Tracking.Written(client, spec, args);
         }
+        // A tracking client's read remembers its keys for it.
+        if (client.Tracking is { } tracking)
+            server.Tracking.AfterCommand(client, tracking, spec, args);
         // Only writes defer events (the "del" after an emptying pop); reads pay nothing here.
         if (spec.IsWrite)
             effects.FlushDeferred();

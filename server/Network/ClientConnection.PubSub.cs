@@ -40,6 +40,9 @@ public sealed partial class ClientConnection : ISubscriber
     // does not make it one of the replica class).
     internal override void DeliverMonitorLine(byte[] line) => Push(line, ClientClass.Normal);
 
+    /// <summary>A client-side caching invalidation (or redirect-broken notice) for this connection, within its class's limit.</summary>
+    internal void DeliverTrackingMessage(byte[] message) => Push(message, Class);
+
     /// <summary>Queues <paramref name="message"/> for this connection's thread, within <paramref name="limitClass"/>'s hard output limit.</summary>
     private void Push(byte[] message, ClientClass limitClass)
     {

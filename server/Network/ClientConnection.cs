@@ -401,6 +401,39 @@ public sealed partial class ClientConnection : ClientSession
         }
     }
 
+    /// <summary>True while a command of this connection waits for CLIENT PAUSE to end (CLIENT LIST flag b, blocked_clients).</summary>
+    public bool Paused { get; private set; }
+
+    /// <summary>
+    /// Waits for the current pause to end, without a thread: the caller checks the command again
+    /// afterwards. Looks once a second whether the client hung up, as a blocked client does.
+    /// </summary>
+    internal async ValueTask WaitForPauseEndAsync(CommandSpec held)
+    {
+        // CLIENT LIST shows the command waiting, as Redis does.
+        LastCommand = held;
+        Paused = true;
+        try
+        {
+            var ended = _server.Pause.Ended;
+            while (!ended.IsCompleted && !_closing)
+            {
+                if (_transport.PeerClosed)
+                {
+                    _closing = true;
+                    return;
+                }
+                using var cancel = new CancellationTokenSource();
+                await Task.WhenAny(ended, Task.Delay(BlockedCheckMs, cancel.Token));
+                cancel.Cancel();
+            }
+        }
+        finally
+        {
+            Paused = false;
+        }
+    }
+
     /// <summary>Runs command <paramref name="index"/> of the current batch on the calling thread, which holds the shards it needs.</summary>
     internal void ExecuteCommand(int index)
     {
@@ -428,5 +461,6 @@ public sealed partial class ClientConnection : ClientSession
         base.Dispose();
         UnsubscribeAll(deliverQueued: false);
         _server.Monitors.Remove(this);
+        _server.Tracking.Disable(this);
     }
 }

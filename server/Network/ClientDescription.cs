@@ -47,7 +47,7 @@ public static class ClientDescription
             .Append(" tot-mem=").Append(client.MemoryUsage)
             .Append(omem > 0 ? " events=rw" : " events=r")
             .Append(" cmd=").Append(client.LastCommand?.FullName ?? "NULL")
-            .Append(" user=default redir=-1")
+            .Append(" user=default redir=").Append(client.Tracking?.RedirectId ?? -1)
             .Append(" resp=").Append(client.Reply.Protocol)
             .Append(" lib-name=").Append(client.LibName)
             .Append(" lib-ver=").Append(client.LibVersion)
@@ -57,23 +57,33 @@ public static class ClientDescription
             .Append('\n');
     }
 
+    /// <summary>Redis's flag letters, in Redis's order.</summary>
     public static string Flags(ClientConnection client)
     {
         var flags = new StringBuilder();
         if (client.IsMonitor)
             flags.Append('O');
+        if (client.Subscriptions > 0)
+            flags.Append('P');
+        if (client.InMulti)
+            flags.Append('x');
+        // A client held by CLIENT PAUSE is a blocked client to Redis.
+        if (client.Blocked is not null || client.Paused)
+            flags.Append('b');
+        if (client.Tracking is { } tracking)
+        {
+            flags.Append('t');
+            if (tracking.BrokenRedirect)
+                flags.Append('R');
+            if (tracking.Broadcast)
+                flags.Append('B');
+        }
         if (client.CloseAfterReply)
             flags.Append('c');
         if (client.NoEvict)
             flags.Append('e');
         if (client.NoTouch)
             flags.Append('T');
-        if (client.Blocked is not null)
-            flags.Append('b');
-        if (client.InMulti)
-            flags.Append('x');
-        if (client.Subscriptions > 0)
-            flags.Append('P');
         return flags.Length == 0 ? "N" : flags.ToString();
     }
 }

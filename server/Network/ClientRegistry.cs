@@ -47,7 +47,7 @@ public sealed class ClientRegistry
         long maxInput = 0, maxOutput = 0, arenas = 0;
         foreach (var (_, client) in _clients)
         {
-            if (client.Blocked is not null)
+            if (client.Blocked is not null || client.Paused)
                 blocked++;
             long arena = client.ArenaCapacity;
             arenas += arena;

@@ -90,7 +90,8 @@ internal sealed class ShardRouter
         handedOff = false;
         int count = _batch.CommandCount;
         var keyspace = _server.Keyspace;
-        if (keyspace.Mode != ExecutionMode.Inline)
+        // While CLIENT PAUSE is on, every command goes through ExecuteBatchAsync, which checks each.
+        if (keyspace.Mode != ExecutionMode.Inline || _server.Pause.Mode != PauseMode.None)
             return i;
         while (i < count && !_connection.Stopping)
         {
@@ -119,6 +120,9 @@ internal sealed class ShardRouter
     {
         int count = _batch.CommandCount;
         int end = i + 1;
+        // Paused: one command per run, so each is checked against the pause before it runs.
+        if (_server.Pause.Mode != PauseMode.None)
+            return end;
         while (end < count && (_specs[end - 1]!.Flags & CommandFlags.Blocking) == 0 && Classify(end, out int next, atHead: false) == Route.Shard && next == shardIndex)
             end++;
         return end;
@@ -150,6 +154,13 @@ internal sealed class ShardRouter
             if (i >= count || _connection.Stopping)
                 return;
             Route route = Classify(i, out int shardIndex);
+            // CLIENT PAUSE: a held command waits here, holding no thread and no shard, then runs
+            // in order with what follows it; checked again after the wait (a new pause may hold it).
+            if (_server.Pause.Mode != PauseMode.None && HeldByPause(i))
+            {
+                await _connection.WaitForPauseEndAsync(_specs[i]!);
+                continue;
+            }
             if (_specs[i] is { } spec && ((spec.Flags & MayRunLong) != 0
                 || (ReferenceEquals(spec, _server.Commands.Exec) && _connection.Transaction is { } queued && queued.QueuedAny(MayRunLong))))
                 await LeaveSocketThreadAsync(); // a MULTI with DEBUG SLEEP or FLUSHALL leaves as that command would alone
@@ -249,6 +260,22 @@ internal sealed class ShardRouter
         foreach (int k in KeyPositions.Of(spec, args))
             _involvedShards[keyspace.ShardIndexOf(Keyspace.Hash(args[k]))] = true;
         return Route.Coordinated;
+    }
+
+    /// <summary>
+    /// Whether the pause holds command <paramref name="index"/>: as Redis's processCommand, only a
+    /// command that passed its checks (known, arity, authenticated, allowed while subscribed)
+    /// waits; one refused is answered at once.
+    /// </summary>
+    private bool HeldByPause(int index)
+    {
+        ArgList args = _batch[index];
+        CommandSpec? spec = _specs[index];
+        if (spec is null || spec.Handler is null || !spec.AcceptsArgCount(args.Count)
+            || (!_connection.Authenticated && (spec.Flags & CommandFlags.NoAuth) == 0)
+            || _connection.RefusedWhileSubscribed(spec))
+            return false;
+        return ClientPause.Holds(_server.Pause.Mode, _connection, spec, _server.Commands.Exec);
     }
 
     /// <summary>The command <paramref name="args"/> names, found once per batch entry.</summary>

@@ -158,6 +158,17 @@ public sealed class RespClient : IDisposable
         }
     }
 
+    /// <summary>
+    /// True when nothing arrives within <paramref name="ms"/>: a reply the server holds back (a
+    /// paused or blocked command). Only meaningful when every earlier reply was read, as bytes
+    /// read ahead into the buffer would not count.
+    /// </summary>
+    public bool SilentFor(int ms)
+    {
+        Thread.Sleep(ms);
+        return _tcp.Available == 0;
+    }
+
     private string ReadLine()
     {
         var line = new StringBuilder();

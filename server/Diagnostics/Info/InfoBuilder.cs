@@ -189,7 +189,7 @@ public static class InfoBuilder
         Field(text, "client_recent_max_input_buffer", totals.MaxInputBuffer);
         Field(text, "client_recent_max_output_buffer", maxOutput);
         Field(text, "blocked_clients", totals.Blocked);
-        Field(text, "tracking_clients", 0);
+        Field(text, "tracking_clients", server.Tracking.Clients);
     }
 
     private static void WriteMemory(StringBuilder text, DataServer server)
@@ -285,6 +285,9 @@ public static class InfoBuilder
         Field(text, "keyspace_misses", misses);
         Field(text, "pubsub_channels", server.PubSub.ChannelCount);
         Field(text, "pubsub_patterns", server.PubSub.PatternCount);
+        Field(text, "tracking_total_keys", server.Tracking.TotalKeys);
+        Field(text, "tracking_total_items", server.Tracking.TotalItems);
+        Field(text, "tracking_total_prefixes", server.Tracking.Prefixes);
         Field(text, "total_error_replies", failed + rejected + unknown + stats.ProtocolErrors);
         Field(text, "unexpected_error_replies", internalErrors);
         Field(text, "client_query_buffer_limit_disconnections", stats.QueryBufferDisconnects);
