@@ -81,6 +81,9 @@ lifetime.ApplicationStarted.Register(() =>
     // Only now may a stop (SHUTDOWN, a signal) stop the host: stopping it while it started
     // cancelled the listeners' start half-way, and the host's start then failed with that.
     server.ShutdownRequested.Token.Register(lifetime.StopApplication);
+    // A signal while a script runs past busy-reply-threshold: the script is stopped, as SHUTDOWN
+    // NOSAVE stops it (its writes never reach the AOF), or the host would wait for it forever.
+    lifetime.ApplicationStopping.Register(server.Scripts.AbortForShutdown);
 });
 try
 {

@@ -24,6 +24,7 @@ public sealed class CommandTable
         BlockingCommands.Register(this);
         TransactionCommands.Register(this);
         ScriptingCommands.Register(this);
+        FunctionCommands.Register(this);
         PubSubCommands.Register(this);
         KeyCommands.Register(this);
         ExpireCommands.Register(this);

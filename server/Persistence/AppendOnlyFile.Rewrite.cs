@@ -260,6 +260,15 @@ public sealed partial class AppendOnlyFile
                 syncedAt = offset;
             }
         }
+        // The function libraries first, as Redis's rewrite writes them: FUNCTION LOAD of each one's code.
+        foreach (var library in _server.Scripts.Functions.Libraries)
+        {
+            buffer.BeginCommand(0, 3);
+            buffer.Argument("FUNCTION"u8);
+            buffer.Argument("LOAD"u8);
+            buffer.Argument(library.Code);
+            buffer.EndCommand();
+        }
         KeyspaceDumper.Dump(keyspace, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(), buffer, Drain);
         Drain(buffer);
         file.Sync(DiskIoPurpose.RewriteWrite);

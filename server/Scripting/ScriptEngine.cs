@@ -39,12 +39,81 @@ public sealed class ScriptEngine : IDisposable
         _server = server;
         _evalRun = new ScriptRun(server, this);
         _evalVm = NewEvalVm();
+        _functionRun = new ScriptRun(server, this);
+        Functions = new Functions.FunctionStore(this, () => new LuaVm(this, _functionRun, Commands.ConnectionCommands.CompatibleVersion,
+            VersionNumber(Commands.ConnectionCommands.CompatibleVersion), forFunctions: true));
+    }
+
+    private readonly ScriptRun _functionRun;
+
+    /// <summary>The FUNCTION libraries; change them only through this engine's methods (they take the gate).</summary>
+    internal Functions.FunctionStore Functions { get; }
+
+    // ---- FCALL and FUNCTION -------------------------------------------------------------------
+
+    /// <summary>FCALL/FCALL_RO: fed to MONITOR first, as Redis does, then run under the gate.</summary>
+    internal void FunctionCall(ref CommandContext c, bool readOnlyCommand)
+    {
+        if (_server.Monitors.Any)
+            _server.Monitors.Feed(c.Client, c.Client.DatabaseIndex, c.Args, c.Spec, _server.Config);
+        lock (_gate)
+            Functions.Call(ref c, readOnlyCommand);
+    }
+
+    internal string? LoadLibrary(ReadOnlySpan<byte> code, bool replace, out string? error)
+    {
+        lock (_gate)
+            return Functions.Load(code, replace, out error);
+    }
+
+    internal bool DeleteLibrary(string name)
+    {
+        lock (_gate)
+            return Functions.Delete(name);
+    }
+
+    internal void FlushLibraries()
+    {
+        lock (_gate)
+            Functions.Flush();
+    }
+
+    /// <summary>
+    /// FUNCTION RESTORE: the payload's libraries added (APPEND: none may exist yet), replacing
+    /// namesakes (REPLACE), or instead of all (FLUSH). Checked whole before anything changes; a
+    /// library whose functions collide with another's still fails alone, as in Redis.
+    /// </summary>
+    internal string? RestoreLibraries(ReadOnlySpan<byte> payload, string policy)
+    {
+        var codes = new List<byte[]>();
+        if (!Scripting.Functions.FunctionDump.TryRead(payload, codes, out string? error))
+            return error;
+        lock (_gate)
+        {
+            if (policy == "APPEND")
+            {
+                foreach (var code in codes)
+                {
+                    if (Scripting.Functions.LibraryMetadata.TryParse(code, out string name, out _, out _)
+                        && Functions.Libraries.Any(l => l.Name == name))
+                        return $"ERR Library {name} already exists";
+                }
+            }
+            if (policy == "FLUSH")
+                Functions.Flush();
+            foreach (var code in codes)
+            {
+                if (Functions.Load(code, replace: policy != "APPEND", out error) is null)
+                    return error;
+            }
+        }
+        return null;
     }
 
     /// <summary>Where slow scripts and redis.log go; the host sets it.</summary>
     public ILogger Log { get; set; } = Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance;
 
-    private LuaVm NewEvalVm() => new(this, _evalRun, Commands.ConnectionCommands.CompatibleVersion, VersionNumber(Commands.ConnectionCommands.CompatibleVersion));
+    private LuaVm NewEvalVm() => new(this, _evalRun, Commands.ConnectionCommands.CompatibleVersion, VersionNumber(Commands.ConnectionCommands.CompatibleVersion), forFunctions: false);
 
     /// <summary>True while a script has run past busy-reply-threshold: commands without allow-busy are refused.</summary>
     public bool IsBusy => _busy is not null;
@@ -64,6 +133,9 @@ public sealed class ScriptEngine : IDisposable
     /// <summary>Bytes of the cached scripts' sources and entries (INFO used_memory_scripts_eval).</summary>
     public long ScriptBytes => Volatile.Read(ref _scriptBodyBytes);
     public int CachedScripts => _published.Length;
+
+    /// <summary>The script running past busy-reply-threshold, or null.</summary>
+    internal ScriptRun? BusyRun => _busy;
 
     /// <summary>The script running now (its name, caller and elapsed time for diagnostics), or null.</summary>
     internal ScriptRun? Running => _running;
@@ -97,7 +169,7 @@ public sealed class ScriptEngine : IDisposable
                     return;
                 }
             }
-            Run(ref c, script, numKeys, readOnlyCommand);
+            Run(ref c, script, _evalVm, numKeys, readOnlyCommand);
         }
     }
 
@@ -147,35 +219,54 @@ public sealed class ScriptEngine : IDisposable
 
     private static long ScriptEntryBytes(EvalScript script) => script.Body.Length + 40 + 64;
 
-    /// <summary>Runs <paramref name="script"/> for the command in <paramref name="c"/>; the caller holds the gate.</summary>
-    private void Run(ref CommandContext c, EvalScript script, int numKeys, bool readOnlyCommand)
+    /// <summary>
+    /// Runs <paramref name="script"/> on <paramref name="vm"/> for the command in <paramref name="c"/>
+    /// (the caller holds the gate): an EVAL script sees its keys and arguments as KEYS and ARGV,
+    /// a function gets them as its two arguments. Replies with its result or its error, keeps its
+    /// stats, and wraps what it wrote in MULTI/EXEC for the AOF.
+    /// </summary>
+    internal void Run(ref CommandContext c, CompiledScript script, LuaVm vm, int numKeys, bool readOnlyCommand)
     {
         var flags = script.Flags;
+        bool isEval = script is EvalScript;
         bool compat = (flags & ScriptFlags.EvalCompat) != 0;
         if (!compat && !CheckDeclaredFlags(ref c, flags, readOnlyCommand))
             return;
 
         var log = c.Effects.Propagation as Persistence.AofRecordBuffer;
         var logStart = log?.Save() ?? default;
-        var run = _evalRun;
-        run.Begin(c.Client, script.Sha, isEval: true, readOnly: readOnlyCommand || (flags & ScriptFlags.NoWrites) != 0,
-            allowOom: (flags & ScriptFlags.AllowOom) != 0, compatMode: compat, log);
-        var vm = _evalVm;
+        var run = vm.Run;
+        long started = Stopwatch.GetTimestamp();
+        run.Begin(c.Client, script, isEval, readOnly: readOnlyCommand || (flags & ScriptFlags.NoWrites) != 0,
+            allowOom: (flags & ScriptFlags.AllowOom) != 0, compatMode: compat, log, started);
+        run.RememberCommand(c.Args);
+        // The in-flight view shows the script by name (the executor showed "eval"), from the same start.
+        var inFlight = ThreadCounters.Current.InFlight;
+        inFlight.Begin(script.Activity, c.Client.Id, c.Client.DatabaseIndex, started);
         IntPtr state = vm.State;
         int top = LuaApi.GetTop(state);
-        long started = Stopwatch.GetTimestamp();
         bool aborted = false;
         _running = run;
         try
         {
-            vm.SetGlobalArray("KEYS"u8, c.Args, 3, numKeys);
-            vm.SetGlobalArray("ARGV"u8, c.Args, 3 + numKeys, c.ArgCount - 3 - numKeys);
-            int handler = vm.PushForCall(script.Function);
-            int status = vm.Call(0, handler);
+            int status;
+            if (isEval)
+            {
+                vm.SetGlobalArray("KEYS"u8, c.Args, 3, numKeys);
+                vm.SetGlobalArray("ARGV"u8, c.Args, 3 + numKeys, c.ArgCount - 3 - numKeys);
+                status = vm.Call(0, vm.PushForCall(script.Function));
+            }
+            else
+            {
+                int handler = vm.PushForCall(script.Function);
+                vm.PushArray(c.Args, 3, numKeys);
+                vm.PushArray(c.Args, 3 + numKeys, c.ArgCount - 3 - numKeys);
+                status = vm.Call(2, handler);
+            }
             if (status == LuaApi.StatusOk)
                 LuaToReply.Write(state, c.Reply, run.Resp);
             else
-                ReplyScriptError(ref c, state, script.Sha, ref script.Errors);
+                ReplyScriptError(ref c, state, script.Name, ref script.Errors);
         }
         finally
         {
@@ -315,6 +406,8 @@ public sealed class ScriptEngine : IDisposable
         {
             _evalVm.Dispose();
             _evalRun.Dispose();
+            Functions.Dispose();
+            _functionRun.Dispose();
         }
     }
 }

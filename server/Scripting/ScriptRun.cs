@@ -20,6 +20,8 @@ internal sealed unsafe class ScriptRun
     private readonly DataServer _server;
     private readonly ScriptClient _client;
     private readonly RequestBatch _arguments = new();
+    private readonly RequestBatch _command = new();
+    private int _commandLength;
     // Where a script's writes go while redis.set_repl has the AOF off: written, then dropped.
     private readonly Persistence.AofRecordBuffer _unlogged = new();
     private Persistence.AofRecordBuffer? _log;
@@ -55,10 +57,12 @@ internal sealed unsafe class ScriptRun
     public bool Busy { get; private set; }
     public bool KillRequested => _killRequested;
 
-    public void Begin(ClientSession caller, string name, bool isEval, bool readOnly, bool allowOom, bool compatMode, Persistence.AofRecordBuffer? log)
+    public void Begin(ClientSession caller, CompiledScript script, bool isEval, bool readOnly, bool allowOom, bool compatMode,
+        Persistence.AofRecordBuffer? log, long startedTimestamp)
     {
         Caller = caller;
-        Name = name;
+        Script = script;
+        Name = script.Name;
         IsEval = isEval;
         ReadOnly = readOnly;
         AllowOom = allowOom;
@@ -71,8 +75,30 @@ internal sealed unsafe class ScriptRun
         _log = log;
         _client.Lend(caller, log);
         _client.Log = _engine.Log;
-        _started = Stopwatch.GetTimestamp();
+        _commandLength = 0;
+        BusyCommand = null;
+        _started = startedTimestamp;
     }
+
+    /// <summary>The script or function running.</summary>
+    public CompiledScript? Script { get; private set; }
+
+    /// <summary>
+    /// Keeps the FCALL that started the run (FUNCTION STATS shows it while the function is busy):
+    /// copied into a reused arena, turned into arrays only if the function turns busy.
+    /// </summary>
+    public void RememberCommand(ArgList args)
+    {
+        _command.Clear();
+        _command.BeginCommand(args.Count);
+        for (int i = 0; i < args.Count; i++)
+            _command.AddArg(args[i]);
+        _command.EndCommand();
+        _commandLength = args.Count;
+    }
+
+    /// <summary>The command that started a busy run (FCALL's), as FUNCTION STATS reports it; null before it turns busy.</summary>
+    public byte[][]? BusyCommand { get; private set; }
 
     public void End()
     {
@@ -163,6 +189,9 @@ internal sealed unsafe class ScriptRun
         var logBefore = _log?.Save() ?? default;
         executor.Execute(_client, args, spec);
         _client.Reply.Commit();
+        // The command's in-flight entry ended with it: the script is what this thread is running.
+        if (Caller is { } caller && Script is { } script)
+            Diagnostics.Threads.ThreadCounters.Current.InFlight.Begin(script.Activity, caller.Id, caller.DatabaseIndex, _started);
         if (spec.IsWrite)
         {
             Wrote = true;
@@ -281,6 +310,14 @@ internal sealed unsafe class ScriptRun
     {
         if (!Busy && ElapsedMs >= _server.Config.BusyReplyThresholdMs)
         {
+            if (_commandLength > 0)
+            {
+                ArgList command = _command[0];
+                var copy = new byte[command.Count][];
+                for (int i = 0; i < copy.Length; i++)
+                    copy[i] = command[i].ToArray();
+                BusyCommand = copy;
+            }
             Busy = true;
             engine.MarkBusy(this);
         }
@@ -315,6 +352,7 @@ internal sealed unsafe class ScriptRun
     {
         _client.Dispose();
         _arguments.Dispose();
+        _command.Dispose();
         _unlogged.Dispose();
     }
 }

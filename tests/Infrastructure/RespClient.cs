@@ -81,6 +81,20 @@ public sealed class RespClient : IDisposable
     public void SendRaw(string text) => SendRaw(Encoding.UTF8.GetBytes(text));
 
     /// <summary>Reads one reply; throws IOException when the server closed the connection.</summary>
+    /// <summary>Sends a command whose reply is a bulk string and returns its bytes as sent (RespValue keeps text only).</summary>
+    public byte[] CallForBytes(params string[] args)
+    {
+        Send(args);
+        int kind = _input.ReadByte();
+        string line = ReadLine();
+        if (kind != '$')
+            throw new InvalidDataException($"expected a bulk string, got '{(char)kind}{line}'");
+        var data = new byte[int.Parse(line, CultureInfo.InvariantCulture)];
+        _input.ReadExactly(data);
+        ReadLine();
+        return data;
+    }
+
     public RespValue Read()
     {
         int kind = _input.ReadByte();

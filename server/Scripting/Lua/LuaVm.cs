@@ -22,9 +22,12 @@ internal sealed unsafe class LuaVm : IDisposable
     private readonly int _handlerRef;
     private readonly int _armHookRef;
     private readonly int _globalsRef;
+    private readonly int _beginLoadRef;
+    private readonly int _endLoadRef;
     private bool _disposed;
 
-    public LuaVm(ScriptEngine engine, ScriptRun run, string version, long versionNumber)
+    /// <param name="forFunctions">A VM for FUNCTION libraries: it gets redis.register_function's load environment.</param>
+    public LuaVm(ScriptEngine engine, ScriptRun run, string version, long versionNumber, bool forFunctions)
     {
         Engine = engine;
         Run = run;
@@ -54,9 +57,13 @@ internal sealed unsafe class LuaVm : IDisposable
         AddFunction(state, "acl_check_cmd"u8, &AclCheckFunction);
         LuaApi.PushBytes(state, System.Text.Encoding.ASCII.GetBytes(version));
         LuaApi.PushInteger(state, versionNumber);
-        if (LuaApi.PCall(state, 3, 4, 0) != LuaApi.StatusOk)
+        LuaApi.PushBoolean(state, forFunctions ? 1 : 0);
+        if (LuaApi.PCall(state, 4, 6, 0) != LuaApi.StatusOk)
             throw new InvalidOperationException("sandbox.lua failed: " + _lua.ToString(-1));
-        // Stack: the globals proxy, the real globals, the error handler, the hook's arming function.
+        // Stack: the globals proxy, the real globals, the error handler, the hook's arming
+        // function, FUNCTION LOAD's begin and end (nil outside a functions VM).
+        _endLoadRef = LuaApi.Ref(state, LuaApi.RegistryIndex);
+        _beginLoadRef = LuaApi.Ref(state, LuaApi.RegistryIndex);
         _armHookRef = LuaApi.Ref(state, LuaApi.RegistryIndex);
         _handlerRef = LuaApi.Ref(state, LuaApi.RegistryIndex);
         _globalsRef = LuaApi.Ref(state, LuaApi.RegistryIndex);
@@ -131,6 +138,29 @@ internal sealed unsafe class LuaVm : IDisposable
         LuaApi.RawGetInteger(state, LuaApi.RegistryIndex, _armHookRef);
         LuaApi.PCall(state, 0, 0, 0);
     }
+
+    /// <summary>Switches the globals to the load environment (only redis.register_function and company) for a library's code.</summary>
+    public void BeginLoad()
+    {
+        IntPtr state = State;
+        LuaApi.RawGetInteger(state, LuaApi.RegistryIndex, _beginLoadRef);
+        LuaApi.PCall(state, 0, 0, 0);
+    }
+
+    /// <summary>Switches the globals back and pushes the list of functions the library registered: {name=, callback=, flags={...}, description=}.</summary>
+    public void EndLoad()
+    {
+        IntPtr state = State;
+        LuaApi.RawGetInteger(state, LuaApi.RegistryIndex, _endLoadRef);
+        if (LuaApi.PCall(state, 0, 1, 0) != LuaApi.StatusOk)
+        {
+            LuaApi.Pop(state, 1);
+            LuaApi.CreateTable(state, 0, 0);
+        }
+    }
+
+    /// <summary>Pops the value on top of the stack into the registry; returns its reference.</summary>
+    public int Keep() => LuaApi.Ref(State, LuaApi.RegistryIndex);
 
     /// <summary>A full collection (after SCRIPT FLUSH / FUNCTION FLUSH dropped the references).</summary>
     public void Collect() => _lua.GarbageCollector(LuaGC.Collect, 0);

@@ -4,7 +4,7 @@
 --
 -- The engine's C# functions never raise Lua errors (a longjmp across managed frames is undefined
 -- behaviour in .NET): they return failures as values, and the wrappers here raise them.
-local raw, version, version_num = ...
+local raw, version, version_num, for_functions = ...
 
 local dbg = debug
 local error, type, tostring, rawget, rawset, rawequal, setmetatable, getmetatable, next, select =
@@ -253,20 +253,97 @@ local string_mt = getmetatable('')
 string_mt.__index = globals.string
 string_mt.__metatable = readonly({ __index = globals.string })
 
-setmetatable(globals, {
-  __index = function(_, name)
-    error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
-  end,
-})
-local proxy = setmetatable({}, {
+local function missing_global(_, name)
+  error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+end
+setmetatable(globals, { __index = missing_global })
+local proxy_mt = {
   __index = globals,
   __newindex = refuse,
   __pairs = function() return next, globals, nil end,
   __len = function() return #globals end,
   __metatable = false,
-})
+}
+local proxy = setmetatable({}, proxy_mt)
 protected[proxy] = globals
 rawset(globals, '_G', proxy)
 
+-- ---- FUNCTION LOAD --------------------------------------------------------------------------
+
+-- A library's code runs once at load with nothing but redis.register_function, redis.log and the
+-- version in reach (Redis's load API): the proxy's globals are switched for the load and back,
+-- so the functions it registers see the full environment when they are called.
+local begin_load, end_load
+if for_functions then
+  local registered
+  local function_flags = { ['no-writes'] = true, ['allow-oom'] = true, ['allow-stale'] = true,
+                           ['no-cluster'] = true, ['allow-cross-slot-keys'] = true }
+  local function fail(message) error({ err = 'ERR ' .. message }) end
+  local function register_function(...)
+    local count = select('#', ...)
+    local name, callback, flags, description
+    if count == 1 then
+      local spec = ...
+      if type(spec) ~= 'table' then
+        fail('calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).')
+      end
+      for key, value in next, spec do
+        if key == 'function_name' then name = value
+        elseif key == 'callback' then callback = value
+        elseif key == 'flags' then flags = value
+        elseif key == 'description' then description = value
+        else fail('unknown argument given to redis.register_function') end
+      end
+      if name == nil then fail('redis.register_function must get a function name argument') end
+      if callback == nil then fail('redis.register_function must get a callback argument') end
+      if type(callback) ~= 'function' then fail('callback argument given to redis.register_function must be a function') end
+      if flags ~= nil and type(flags) ~= 'table' then
+        fail('flags argument to redis.register_function must be a table representing function flags')
+      end
+    elseif count == 2 then
+      name, callback = ...
+      if type(callback) ~= 'function' then fail('second argument to redis.register_function must be a function') end
+    else
+      fail('wrong number of arguments to redis.register_function')
+    end
+    if type(name) == 'number' then name = compat_tostring(name) end
+    if type(name) ~= 'string' then fail('redis.register_function must get a function name argument') end
+    -- (Redis 7.0 words this error about library names, for function names too.)
+    if not name:match('^[%w_]+$') then
+      fail('Library names can only contain letters, numbers, or underscores(_) and must be at least one character long')
+    end
+    local flag_names = {}
+    if flags ~= nil then
+      for _, flag in ipairs(flags) do
+        if not function_flags[flag] then fail('unknown flag given') end
+        flag_names[#flag_names + 1] = flag
+      end
+    end
+    for _, entry in ipairs(registered) do
+      if entry.name == name then fail('Function already exists in the library') end
+    end
+    registered[#registered + 1] = {
+      name = name, callback = callback, flags = flag_names,
+      description = type(description) == 'string' and description or nil,
+    }
+  end
+  local load_redis = setmetatable({
+    register_function = register_function, log = redis.log,
+    LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+    REDIS_VERSION = version, REDIS_VERSION_NUM = version_num,
+  }, { __index = missing_global })
+  local load_api = setmetatable({ redis = readonly(load_redis) }, { __index = missing_global })
+  begin_load = function()
+    registered = {}
+    proxy_mt.__index = load_api
+  end
+  end_load = function()
+    proxy_mt.__index = globals
+    local result = registered
+    registered = nil
+    return result
+  end
+end
+
 arm_hook()
-return proxy, globals, error_handler, arm_hook
+return proxy, globals, error_handler, arm_hook, begin_load, end_load
