@@ -18,6 +18,7 @@ namespace Diagnostics.Contracts;
 [JsonSerializable(typeof(ClientSnapshot[]))]
 [JsonSerializable(typeof(InFlightWork[]))]
 [JsonSerializable(typeof(CommandStatistics[]))]
+[JsonSerializable(typeof(ScriptReport))]
 [JsonSerializable(typeof(LatencyReport))]
 [JsonSerializable(typeof(SlowLogRecord[]))]
 [JsonSerializable(typeof(MemoryReport))]

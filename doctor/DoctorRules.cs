@@ -24,6 +24,7 @@ public static class DoctorRules
         new UnaccountedWritesRule(),
         new LatencySpikesRule(),
         new SlowCommandsRule(),
+        new BusyScriptRule(),
         new GcPauseRule(),
         new ThreadPoolStarvationRule(),
         new HotThreadRule(),

@@ -52,6 +52,9 @@ public static class HttpApi
             .IncludeInDebugPackage("inflight.json");
         api.MapGet("/commands", () => Json(CommandView.Build(server), ContractsJson.Default.CommandStatisticsArray))
             .IncludeInDebugPackage("commands.json");
+        // A script's source only when asked for (?source=true): it may embed secrets, so the debug package never holds it.
+        api.MapGet("/scripts", (bool? source) => Json(ScriptView.Build(server, source == true), ContractsJson.Default.ScriptReport))
+            .IncludeInDebugPackage("scripts.json");
         api.MapGet("/latency", () => Json(LatencyView.Build(server), ContractsJson.Default.LatencyReport))
             .IncludeInDebugPackage("latency.json");
         api.MapGet("/slowlog", () => Json(SlowLogView.Build(server), ContractsJson.Default.SlowLogRecordArray))

@@ -97,6 +97,9 @@ public abstract class ClientSession : IDisposable
     /// </summary>
     internal bool Reprocessing { get; set; }
 
+    /// <summary>A script's client (redis.call): MONITOR shows its commands as "lua", and a busy script's own commands still run.</summary>
+    internal virtual bool RunsScripts => false;
+
     /// <summary>Whether this client can be sent MONITOR's lines (a client without a socket cannot).</summary>
     internal virtual bool CanMonitor => false;
 

@@ -113,7 +113,7 @@ public sealed class CommandExecutor(DataServer server)
         }
         // A script past busy-reply-threshold: only allow-busy commands run (SCRIPT KILL, SHUTDOWN
         // NOSAVE...), as in Redis; the script's own commands go on.
-        if (server.Scripts.IsBusy && (spec.Flags & CommandFlags.AllowBusy) == 0 && client is not Scripting.ScriptClient)
+        if (server.Scripts.IsBusy && (spec.Flags & CommandFlags.AllowBusy) == 0 && !client.RunsScripts)
         {
             Reject(client, counters, spec, server.Scripts.BusyError);
             return;

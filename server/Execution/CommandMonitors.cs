@@ -59,7 +59,7 @@ public sealed class CommandMonitors
             return;
         // The wall clock to the microsecond, as Redis's gettimeofday: only paid while someone monitors.
         long unixMicros = (DateTime.UtcNow.Ticks - DateTime.UnixEpoch.Ticks) / 10;
-        byte[] line = Format(unixMicros, database, client.Address, args, spec, config);
+        byte[] line = Format(unixMicros, database, client.RunsScripts ? "lua" : client.Address, args, spec, config);
         foreach (var monitor in monitors)
             monitor.DeliverMonitorLine(line);
     }

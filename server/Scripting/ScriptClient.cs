@@ -26,8 +26,11 @@ internal sealed class ScriptClient : ClientSession
 
     public ScriptReplyBuffer Output { get; }
 
+    /// <summary>No peer, as Redis's script client: "?:0" in the slow log.</summary>
+    public override string Address => "?:0";
+
     /// <summary>MONITOR shows a script's commands as "[db lua]", as Redis does.</summary>
-    public override string Address => "lua";
+    internal override bool RunsScripts => true;
 
     /// <summary>Takes the caller's place for one run.</summary>
     public void Lend(ClientSession caller, Persistence.AofRecordBuffer? log)

@@ -33,6 +33,16 @@ public sealed class ScriptEngine : IDisposable
     private long _scriptBodyBytes;
     private volatile ScriptRun? _running;
     private volatile ScriptRun? _busy;
+    private long _busyTotal;
+    private long _killedTotal;
+
+    /// <summary>Scripts that ran past busy-reply-threshold since the start.</summary>
+    public long BusyTotal => Interlocked.Read(ref _busyTotal);
+    /// <summary>Scripts stopped by SCRIPT KILL, FUNCTION KILL or a shutdown.</summary>
+    public long KilledTotal => Interlocked.Read(ref _killedTotal);
+    /// <summary>The last script that kept the server busy, and how long it ran.</summary>
+    public string? LastBusyName { get; private set; }
+    public long LastBusyMs { get; private set; }
 
     internal ScriptEngine(DataServer server)
     {
@@ -124,6 +134,7 @@ public sealed class ScriptEngine : IDisposable
     internal void MarkBusy(ScriptRun run)
     {
         _busy = run;
+        Interlocked.Increment(ref _busyTotal);
         Log.LogWarning("Slow script detected: still in execution after {Milliseconds} milliseconds. You can try killing the script using the {Command} command. Script name is: {Name}.",
             (long)run.ElapsedMs, run.IsEval ? "SCRIPT KILL" : "FUNCTION KILL", run.Name);
     }
@@ -273,6 +284,13 @@ public sealed class ScriptEngine : IDisposable
             LuaApi.SetTop(state, top);
             bool killed = run.KillRequested;
             aborted = run.Aborted;
+            if (killed)
+                Interlocked.Increment(ref _killedTotal);
+            if (run.Busy)
+            {
+                LastBusyName = run.Name;
+                LastBusyMs = (long)run.ElapsedMs;
+            }
             _running = null;
             _busy = null;
             run.End();

@@ -35,6 +35,7 @@ public static class InfoBuilder
         new("commandstats", "Commandstats", false, WriteCommandStats),
         new("errorstats", "Errorstats", true, WriteErrorStats),
         new("latencystats", "Latencystats", false, LatencyStatsInfo.Write),
+        new("scripts", "Scripts", false, Scripting.ScriptInfo.Write),
         new("cluster", "Cluster", true, (text, _) => Field(text, "cluster_enabled", 0)),
         new("keyspace", "Keyspace", true, WriteKeyspace),
         new("threads", "Threads", false, WriteThreads),

@@ -85,7 +85,8 @@ public sealed class SlowLog
         Interlocked.Increment(ref _totalLogged);
         lock (_gate)
         {
-            _entries.AddFirst(new SlowLogEntry(_nextId++, now, micros, arguments, clientAddress, clientName));
+            _entries.AddFirst(new SlowLogEntry(_nextId++, now, micros, arguments, clientAddress, clientName,
+                Scripting.ScriptArguments.ScriptOf(spec, args), Scripting.ScriptArguments.SourceIndexOf(spec, args.Count)));
             Trim();
         }
     }

@@ -4,7 +4,11 @@ using Diagnostics.Server.Diagnostics.SlowCommands;
 
 namespace Diagnostics.Server.Diagnostics.Views;
 
-/// <summary>The slow log as records, newest first; arguments were redacted and cut when logged.</summary>
+/// <summary>
+/// The slow log as records, newest first; arguments were redacted and cut when logged. A script's
+/// source is left out (it may embed secrets, and this view goes into the debug package); the
+/// script is named instead.
+/// </summary>
 public static class SlowLogView
 {
     public static SlowLogRecord[] Build(DataServer server)
@@ -16,8 +20,11 @@ public static class SlowLogView
             var entry = entries[i];
             var arguments = new string[entry.Arguments.Length];
             for (int a = 0; a < arguments.Length; a++)
-                arguments[a] = Encoding.UTF8.GetString(entry.Arguments[a]);
-            result[i] = new SlowLogRecord(entry.Id, entry.UnixSeconds, entry.DurationMicros, arguments, entry.ClientAddress, entry.ClientName);
+                arguments[a] = a == entry.SourceArgument ? "(source not shown)" : Encoding.UTF8.GetString(entry.Arguments[a]);
+            result[i] = new SlowLogRecord(entry.Id, entry.UnixSeconds, entry.DurationMicros, arguments, entry.ClientAddress, entry.ClientName)
+            {
+                Script = entry.Script,
+            };
         }
         return result;
     }
