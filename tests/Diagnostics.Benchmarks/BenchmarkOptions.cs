@@ -19,6 +19,9 @@ public sealed class BenchmarkOptions
     // on 3 servers stay under 10 minutes.
     public const long DefaultDiagnosticsRequests = 200_000;
     public const long DefaultStudioRequests = 200_000;
+    // A script run costs several times a GET: 100,000 at -P 1 and 1,000,000 at -P 30 take a few
+    // seconds each on 2 busy cores, so 3 rounds of 4 loads on 2 servers take about 5 minutes.
+    public const long DefaultScriptRequests = 100_000;
 
     public const string ThroughputSuite = "throughput";
     public const string MemorySuite = "memory";
@@ -28,7 +31,8 @@ public sealed class BenchmarkOptions
     public const string StudioSuite = "studio";
     public const string MonitorSuite = "monitor";
     public const string InfoSuite = "info";
-    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite];
+    public const string ScriptsSuite = "scripts";
+    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite, ScriptsSuite];
     /// <summary>
     /// What runs without --suites: everything but the diagnostics and studio suites, which run for
     /// several minutes of their own (and a browser) and are asked for by name.
@@ -54,6 +58,8 @@ public sealed class BenchmarkOptions
     public bool DiagnosticsWatched { get; private set; } = true;
     /// <summary>Requests per studio-suite run at pipeline 1; pipeline 30 runs 10x.</summary>
     public long StudioRequests { get; private set; } = DefaultStudioRequests;
+    /// <summary>Requests per scripts-suite run at pipeline 1; pipeline 30 runs 10x.</summary>
+    public long ScriptRequests { get; private set; } = DefaultScriptRequests;
     /// <summary>The suites to run, in <see cref="AllSuites"/> order.</summary>
     public IReadOnlyList<string> Suites { get; private set; } = DefaultSuites;
     public bool Quick { get; private set; }
@@ -87,7 +93,7 @@ public sealed class BenchmarkOptions
           --pipelined-requests N   requests per run at pipeline 30 (default 2000000)
           --keys N                 distinct 256-byte keys loaded for the memory comparison (default 1000000)
           --no-memory              skip the memory comparison (same as leaving memory out of --suites)
-          --suites LIST            comma-separated suites to run (default all but diagnostics):
+          --suites LIST            comma-separated suites to run (default throughput,memory,aof-write,aof-load):
                                      throughput   SET/GET at -P 1 and -P 30, servers side by side
                                      memory       used_memory and RSS after loading --keys keys
                                      aof-write    SET -P 30 with --appendonly yes, appendfsync always then everysec
@@ -98,6 +104,8 @@ public sealed class BenchmarkOptions
                                      studio       cost of the studio: our server with 3 headless chromium windows on
                                                   the dashboard against none, redis-server as reference; and each
                                                   window's main-thread time per second (needs chromium, chromium-driver)
+                                     scripts      EVALSHA of a small read (GET) and write (INCR) Lua script, loaded with
+                                                  SCRIPT LOAD, at -P 1 and -P 30, servers side by side; CPU time per request
           --aof-requests N         requests per aof-write run (default 1000000)
           --aof-load-mb M          size of the AOF generated for aof-load, in MiB (default 1024)
           --diagnostics-requests N requests per diagnostics run at pipeline 1 (default 200000); pipeline 30
@@ -105,8 +113,9 @@ public sealed class BenchmarkOptions
           --diagnostics-unwatched  the shipped server is not scraped during its measured runs (the default scrapes
                                    /metrics and /api/history once a second): the switches' cost alone
           --studio-requests N      requests per studio run at pipeline 1 (default 200000); pipeline 30 runs 10*N
+          --script-requests N      requests per scripts run at pipeline 1 (default 100000); pipeline 30 runs 10*N
           --quick                  smoke check: 2 rounds, 20000/200000 requests, 50000 keys,
-                                   100000 aof-write requests, a 64 MiB AOF, 20000 diagnostics and studio requests
+                                   100000 aof-write requests, a 64 MiB AOF, 20000 diagnostics, studio and script requests
           --only set|get           run one redis-benchmark test instead of both
           --tests LIST             the throughput suite's redis-benchmark tests, comma-separated (-t names:
                                    set, get, lpush, rpush, lpop, rpop, sadd, hset, spop, zadd, zpopmin,
@@ -125,6 +134,7 @@ public sealed class BenchmarkOptions
         bool requestsGiven = false, pipelinedGiven = false, roundsGiven = false, keysGiven = false, aofRequestsGiven = false, aofLoadGiven = false;
         bool diagnosticsRequestsGiven = false;
         bool studioRequestsGiven = false;
+        bool scriptRequestsGiven = false;
         bool noMemory = false;
         for (int i = 0; i < args.Length; i++)
         {
@@ -183,6 +193,12 @@ public sealed class BenchmarkOptions
                         return "--studio-requests needs a positive whole number";
                     StudioRequests = studioRequests;
                     studioRequestsGiven = true;
+                    break;
+                case "--script-requests":
+                    if (!TryPositive(Value(), out long scriptRequests))
+                        return "--script-requests needs a positive whole number";
+                    ScriptRequests = scriptRequests;
+                    scriptRequestsGiven = true;
                     break;
                 case "--rounds":
                     if (!TryPositive(Value(), out long rounds) || rounds > 1000)
@@ -251,6 +267,7 @@ public sealed class BenchmarkOptions
             if (!aofLoadGiven) AofLoadMegabytes = 64;
             if (!diagnosticsRequestsGiven) DiagnosticsRequests = 20_000;
             if (!studioRequestsGiven) StudioRequests = 20_000;
+            if (!scriptRequestsGiven) ScriptRequests = 20_000;
         }
         if (noMemory)
             Suites = Suites.Where(s => s != MemorySuite).ToArray();

@@ -9,7 +9,7 @@ public sealed record BenchmarkRun(
     IReadOnlyList<ThroughputResult>? Throughput, AllocationProbe? Probe,
     MemoryResult? Memory, bool OursHasUsedMemory,
     IReadOnlyList<AofWriteResult>? AofWrite, AofLoadResult? AofLoad,
-    DiagnosticsSuiteResult? Diagnostics, StudioSuiteResult? Studio, MonitorSuiteResult? Monitor);
+    DiagnosticsSuiteResult? Diagnostics, StudioSuiteResult? Studio, MonitorSuiteResult? Monitor, ScriptSuiteResult? Scripts);
 
 /// <summary>The results as Markdown: machine, settings, then one section per suite that ran (throughput, memory, AOF write, AOF load, diagnostics, studio).</summary>
 public static class MarkdownReport
@@ -48,6 +48,8 @@ public static class MarkdownReport
             Studio(md, options, studio);
         if (run.Monitor is { } monitor)
             Monitor(md, options, monitor);
+        if (run.Scripts is { } scripts)
+            Scripts(md, options, scripts);
         return md.ToString();
     }
 
@@ -379,6 +381,36 @@ public static class MarkdownReport
         Line();
         Line(string.Create(inv, $"Highest events/s sustained by a run with no event dropped: {(clean.Count > 0 ? clean.Max().ToString("N0", inv) : "none")} (target ≥ {MonitorSuite.EventsTarget:N0}). ") +
              string.Create(inv, $"Over all loads and rounds, the per-round Attached/Alone ratios' median: {Statistics.Median(result.Loads.SelectMany(l => Ratios(l.Attached, l.Detached, s => s.RequestsPerSecond))):0.000} (target ≥ {MonitorSuite.ThroughputTarget:0.00})."));
+    }
+
+    private static void Scripts(StringBuilder md, BenchmarkOptions options, ScriptSuiteResult result)
+    {
+        void Line(string text = "") => md.Append(text).Append('\n');
+        var inv = CultureInfo.InvariantCulture;
+        Line();
+        Line("### Scripts: EVALSHA of a small read and write script");
+        Line();
+        Line($"Our server (`{result.OursCommandLine}`) and redis-server (`{result.RedisCommandLine}`) side by side. Each script was loaded with `SCRIPT LOAD` on both servers (same SHA1 on both):");
+        Line();
+        foreach (var (body, digest) in result.Digests)
+            Line($"    {digest}  {body}");
+        Line();
+        Line(string.Create(inv, $"Load: `redis-benchmark -r {ScriptSuite.KeySpace} -c {BenchmarkOptions.Clients} -n <requests> -P <pipeline> --csv EVALSHA <sha> 1 <key>`, with the read script on `{ScriptSuite.ReadKeys}` ") +
+             string.Create(inv, $"(filled first by {ScriptSuite.FillRequests:N0} random SETs of {BenchmarkOptions.DataSize}-byte values: {result.OursKeys:N0} keys on ours, {result.RedisKeys:N0} on redis) and the write script on `{ScriptSuite.WriteKeys}`. ") +
+             string.Create(inv, $"{options.Rounds} round(s) after an unmeasured warm-up, the servers alternating which goes first; medians. CPU µs/req is the server process's user + system time over the run (/proc/<pid>/stat) divided by the requests."));
+        Line();
+        Line("| Script | Pipeline | Requests | Ours rps | Redis rps | **Ours/Redis** | per round: median (range) | Ours CPU µs/req | Redis CPU µs/req | Ours p50 ms | Redis p50 ms | Ours p99 ms | Redis p99 ms |");
+        Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        foreach (var row in result.Loads)
+        {
+            double ours = Statistics.Median(row.Ours.Select(s => s.RequestsPerSecond));
+            double redis = Statistics.Median(row.Redis.Select(s => s.RequestsPerSecond));
+            Line(string.Create(inv,
+                $"| `{row.Load.Body}` | {row.Load.Pipeline} | {row.Load.Requests:N0} | {ours:N0} | {redis:N0} | **{ours / redis:0.00}** | {PairedRatios(row.Ours, row.Redis, s => s.RequestsPerSecond)} | ") +
+                string.Create(inv, $"{Statistics.Median(row.Ours.Select(s => s.CpuMicrosPerRequest)):0.00} | {Statistics.Median(row.Redis.Select(s => s.CpuMicrosPerRequest)):0.00} | ") +
+                string.Create(inv, $"{Statistics.Median(row.Ours.Select(s => s.P50Ms!.Value)):0.000} | {Statistics.Median(row.Redis.Select(s => s.P50Ms!.Value)):0.000} | ") +
+                string.Create(inv, $"{Statistics.Median(row.Ours.Select(s => s.P99Ms!.Value)):0.000} | {Statistics.Median(row.Redis.Select(s => s.P99Ms!.Value)):0.000} |"));
+        }
     }
 
     private static string BrowserShare(double millisPerSecond)

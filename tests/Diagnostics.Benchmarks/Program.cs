@@ -42,7 +42,8 @@ try
         $"memory: {options.MemoryKeys:N0} keys; aof-write: {options.AofRequests:N0} requests; aof-load: {options.AofLoadMegabytes:N0} MiB; ") +
         string.Create(CultureInfo.InvariantCulture,
         $"diagnostics: {options.DiagnosticsRequests:N0} requests at -P 1, {options.DiagnosticsRequests * 10:N0} at -P 30; ") +
-        string.Create(CultureInfo.InvariantCulture, $"studio: {options.StudioRequests:N0} requests at -P 1, {options.StudioRequests * 10:N0} at -P 30"));
+        string.Create(CultureInfo.InvariantCulture, $"studio: {options.StudioRequests:N0} requests at -P 1, {options.StudioRequests * 10:N0} at -P 30; ") +
+        string.Create(CultureInfo.InvariantCulture, $"scripts: {options.ScriptRequests:N0} requests at -P 1, {options.ScriptRequests * 10:N0} at -P 30"));
 
     List<ThroughputResult>? throughput = null;
     AllocationProbe? probe = null;
@@ -95,11 +96,15 @@ try
         ? new MonitorSuite(options, redisServer, redisBenchmark, progress).Run()
         : null;
 
+    ScriptSuiteResult? scripts = options.Runs(BenchmarkOptions.ScriptsSuite)
+        ? new ScriptSuite(options, redisServer, redisBenchmark, progress).Run()
+        : null;
+
     string? infoUnderLoad = options.Runs(BenchmarkOptions.InfoSuite)
         ? new InfoLatencySuite(options, redisServer, redisBenchmark, progress).Run()
         : null;
 
-    var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics, studio, monitor);
+    var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics, studio, monitor, scripts);
     string report = MarkdownReport.Build(machine, options, run) + infoUnderLoad;
     Console.WriteLine();
     Console.Write(report);

@@ -46,6 +46,36 @@ public static class RedisBenchmark
     }
 
     /// <summary>
+    /// One redis-benchmark run of an arbitrary command (its arguments after the options, e.g.
+    /// EVALSHA &lt;sha&gt; 1 key:__rand_int__); redis-benchmark puts a random number below
+    /// <paramref name="keySpace"/> in place of every __rand_int__. A command the server answers
+    /// with an error ends redis-benchmark with exit code 1, which fails the run here.
+    /// </summary>
+    public static BenchmarkSample RunCommand(string tool, int port, IReadOnlyList<string> command, int pipeline, long requests, long keySpace)
+    {
+        string[] arguments =
+        [
+            "-h", "127.0.0.1", "-p", port.ToString(CultureInfo.InvariantCulture),
+            "-r", keySpace.ToString(CultureInfo.InvariantCulture),
+            "-c", BenchmarkOptions.Clients.ToString(CultureInfo.InvariantCulture),
+            "-n", requests.ToString(CultureInfo.InvariantCulture),
+            "-P", pipeline.ToString(CultureInfo.InvariantCulture),
+            "--csv",
+            .. command,
+        ];
+        var timeout = TimeSpan.FromSeconds(Math.Max(120, requests / 500));
+        var result = ExternalTools.Run(tool, arguments, timeout);
+        string commandLine = "redis-benchmark " + string.Join(' ', arguments.Select(a => a.Length > 40 ? a[..12] + "..." : a));
+        if (result.ExitCode != 0)
+            throw new HarnessException($"{commandLine} exited with code {result.ExitCode}:\n{result.StandardError}{result.StandardOutput}");
+        // The row is named after the command line itself: there is one row, whatever its name.
+        var samples = ParseCsv(result.StandardOutput);
+        if (samples.Count != 1)
+            throw new HarnessException($"{commandLine} printed {samples.Count} CSV rows where one was expected:\n{result.StandardOutput}\n{result.StandardError}");
+        return samples[0];
+    }
+
+    /// <summary>
     /// Parses Redis 7.0's CSV: a header ("test","rps","avg_latency_ms","min_latency_ms",
     /// "p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms") then one row per test.
     /// Columns are found by header name, so a reordered or extended header still parses.
