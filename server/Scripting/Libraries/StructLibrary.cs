@@ -186,6 +186,7 @@ internal static class StructLibrary
           MASK[size] = size == 8 and -1 or (1 << (8 * size)) - 1
         end
         local function zeros(n) return string.rep("\0", n) end
+        local FLOATS = { [true] = { f = ">f", d = ">d" }, [false] = { f = "<f", d = "<d" } }
 
         -- size bytes of the 64-bit pattern: bytes past the 8th are zero, as the C shifts leave them.
         local function putinteger(bits, big, size)
@@ -228,11 +229,13 @@ internal static class StructLibrary
           local ops, sizes, aligns, bigs = plan.op, plan.size, plan.align, plan.big
           for k = 1, plan.n do
             local opt, size = ops[k], sizes[k]
-            local toalign = gettoalign(total, aligns[k], opt, size)
-            if toalign > 0 then
-              np = np + 1
-              parts[np] = zeros(toalign)
-              total = total + toalign
+            if aligns[k] > 1 then   -- with alignment 1 (no '!') there is never padding
+              local toalign = gettoalign(total, aligns[k], opt, size)
+              if toalign > 0 then
+                np = np + 1
+                parts[np] = zeros(toalign)
+                total = total + toalign
+              end
             end
             if INTEGERS[opt] then
               local v = (select(arg, ...))
@@ -241,7 +244,11 @@ internal static class StructLibrary
               if n == nil then argerror("pack", arg, "number expected, got " .. typename(arg, count + 1, v)) end
               arg = arg + 1
               np = np + 1
-              parts[np] = putinteger(tobits(n), bigs[k], size)
+              if size <= 8 and size > 0 and math_type(n) == "integer" and n > -0x20000000000000 and n < 0x20000000000000 then
+                parts[np] = string_pack(bigs[k] and BE[size] or LE[size], n & MASK[size])
+              else
+                parts[np] = putinteger(tobits(n), bigs[k], size)
+              end
             elseif opt == "x" then
               np = np + 1
               parts[np] = "\0"
@@ -251,7 +258,7 @@ internal static class StructLibrary
               if n == nil then argerror("pack", arg, "number expected, got " .. typename(arg, count + 1, v)) end
               arg = arg + 1
               np = np + 1
-              parts[np] = string_pack((bigs[k] and ">" or "<") .. opt, n)
+              parts[np] = string_pack(FLOATS[bigs[k]][opt], n)
             elseif opt == "c" or opt == "s" then
               local s = (select(arg, ...))
               if type(s) == "number" then s = tostring(number51(s)) end
@@ -302,7 +309,7 @@ internal static class StructLibrary
           local ops, sizes, aligns, bigs = plan.op, plan.size, plan.align, plan.big
           for k = 1, plan.n do
             local opt, size = ops[k], sizes[k]
-            pos = pos + gettoalign(pos, aligns[k], opt, size)
+            if aligns[k] > 1 then pos = pos + gettoalign(pos, aligns[k], opt, size) end
             if negative or size > ld or pos > ld - size then argerror("unpack", 2, "data string too short") end
             if nr + 3 > 8000 then raise("stack overflow (too many results)") end
             if INTEGERS[opt] then
@@ -310,7 +317,7 @@ internal static class StructLibrary
               results[nr] = number51(getinteger(data, pos, bigs[k], SIGNED[opt], size))
             elseif opt == "f" or opt == "d" then
               nr = nr + 1
-              results[nr] = number51((string_unpack((bigs[k] and ">" or "<") .. opt, data, pos + 1)))
+              results[nr] = number51((string_unpack(FLOATS[bigs[k]][opt], data, pos + 1)))
             elseif opt == "c" then
               if size == 0 then
                 -- lua_isnumber of 5.1: a numeric string (from 'c' or 's') also gives the size

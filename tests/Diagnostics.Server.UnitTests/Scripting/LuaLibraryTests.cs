@@ -463,22 +463,24 @@ public sealed class LuaLibraryTests : IClassFixture<LuaLibraryTests.Redis>
     /// <summary>
     /// What a library call costs here against redis-server's C libraries: the same loop timed as
     /// one EVAL there and one chunk here (best of 3 each, EVAL's round trip included, ~0.1 ms).
-    /// The bound is loose (10x) because the machine is shared; it catches a pathological slowdown,
-    /// and the numbers are in the test output (dotnet test --logger "console;verbosity=detailed").
+    /// The bounds are loose because the machine is shared and bit and struct are Lua code here
+    /// against C there (measured: cjson 2-6x, cmsgpack 2-3x, bit 4-10x, struct 11-18x); they catch
+    /// a pathological slowdown, and the numbers are in the test output
+    /// (dotnet test --filter CostComparedWithRedis --logger "console;verbosity=detailed").
     /// </summary>
     [Fact]
     public void CostComparedWithRedis()
     {
         const int Iterations = 20_000;
-        (string Name, string Loop)[] workloads =
+        (string Name, int Bound, string Loop)[] workloads =
         [
-            ("cjson decode+encode", "local s = '{\"id\":12345,\"name\":\"widget\",\"tags\":[\"a\",\"b\",\"c\"],\"price\":19.99,\"stock\":{\"warehouse\":42,\"store\":7}}' local n = 0 for i = 1, N do n = n + #cjson.encode(cjson.decode(s)) end return n"),
-            ("cmsgpack pack+unpack", "local t = {id = 12345, name = 'widget', tags = {'a', 'b', 'c'}, price = 19.99} local n = 0 for i = 1, N do n = n + #cmsgpack.unpack(cmsgpack.pack(t)).tags end return n"),
-            ("bit 3 ops", "local acc = 0 for i = 1, N do acc = bit.bxor(acc, bit.lshift(i, 3), bit.band(i, 255)) end return acc"),
-            ("struct pack+unpack", "local n = 0 for i = 1, N do local a, b = struct.unpack('>iHd', struct.pack('>iHd', i, i % 65536, i * 0.5)) n = n + b end return n"),
+            ("cjson decode+encode", 10, "local s = '{\"id\":12345,\"name\":\"widget\",\"tags\":[\"a\",\"b\",\"c\"],\"price\":19.99,\"stock\":{\"warehouse\":42,\"store\":7}}' local n = 0 for i = 1, N do n = n + #cjson.encode(cjson.decode(s)) end return n"),
+            ("cmsgpack pack+unpack", 10, "local t = {id = 12345, name = 'widget', tags = {'a', 'b', 'c'}, price = 19.99} local n = 0 for i = 1, N do n = n + #cmsgpack.unpack(cmsgpack.pack(t)).tags end return n"),
+            ("bit 3 ops", 15, "local acc = 0 for i = 1, N do acc = bit.bxor(acc, bit.lshift(i, 3), bit.band(i, 255)) end return acc"),
+            ("struct pack+unpack", 30, "local n = 0 for i = 1, N do local a, b = struct.unpack('>iHd', struct.pack('>iHd', i, i % 65536, i * 0.5)) n = n + b end return n"),
         ];
         using var lua = NewState();
-        foreach (var (name, loop) in workloads)
+        foreach (var (name, bound, loop) in workloads)
         {
             string script = "local N = " + Iterations + " " + loop;
             double redisBest = double.MaxValue, hereBest = double.MaxValue;
@@ -494,7 +496,7 @@ public sealed class LuaLibraryTests : IClassFixture<LuaLibraryTests.Redis>
             }
             Assert.Equal(redisReply, hereReply);
             _output.WriteLine($"{name,-22} redis-server {redisBest / Iterations,8:F2} us/iteration   here {hereBest / Iterations,8:F2} us/iteration   ratio {hereBest / redisBest,5:F2}");
-            Assert.True(hereBest < redisBest * 10, $"{name}: {hereBest / Iterations:F2} us here against {redisBest / Iterations:F2} us on redis-server");
+            Assert.True(hereBest < redisBest * bound, $"{name}: {hereBest / Iterations:F2} us here against {redisBest / Iterations:F2} us on redis-server");
         }
     }
 
