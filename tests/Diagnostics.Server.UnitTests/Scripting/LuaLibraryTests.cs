@@ -377,6 +377,7 @@ public sealed class LuaLibraryTests : IClassFixture<LuaLibraryTests.Redis>
         Hex + "return {hex(struct.pack('>i16', -1)), hex(struct.pack('<i16', -1)), hex(struct.pack('i', 2^40)), hex(struct.pack('I', -1)), hex(struct.pack('b', 300)), hex(struct.pack('i', 1.9)), hex(struct.pack('i', -1.9)), hex(struct.pack('<l', 2^63)), hex(struct.pack('<L', 2^64 - 2^11)), hex(struct.pack('>l', -2^63))}",
         Hex + "return {hex(struct.pack('i', '12')), hex(struct.pack('s', 12)), hex(struct.pack('>f<d', 1/0, -1/math.huge)), hex(struct.pack('!2 b i3', 1, 2)), hex(struct.pack('!8 b h i l', 1, 2, 3, 4)), hex(struct.pack('!', 1)), hex(struct.pack('i0', 5)), hex(struct.pack(' < > '))}",
         Hex + "return {hex(struct.pack('>I', 2^53 + 1)), hex(struct.pack('>l', 9007199254740993))}",
+        Hex + "return {hex(struct.pack('b', 0/0)), hex(struct.pack('>L', 2^64)), hex(struct.pack('>L', 1e30)), hex(struct.pack('>l', -1e30)), hex(struct.pack('>l', -2^63)), hex(struct.pack('>L', 2^63+2^11)), hex(struct.pack('>l', 1/0)), hex(struct.pack('>l', -1/0))}",
         "return {struct.size('i'), struct.size('!8 b d'), struct.size('bhlT'), struct.size('c10'), struct.size('!16 b d'), struct.size('!2 b i3'), struct.size('y'), struct.size(''), struct.size('c2147483647c2')}");
 
     [Fact]
