@@ -2,7 +2,6 @@ using System.Text;
 using Diagnostics.Server.Scripting.Libraries;
 using Diagnostics.Server.Tests.Infrastructure;
 using KeraLua;
-using Xunit.Abstractions;
 
 namespace Diagnostics.Server.UnitTests.Scripting;
 
@@ -39,16 +38,11 @@ public sealed class LuaLibraryTests : IClassFixture<LuaLibraryTests.Redis>
     }
 
     private readonly Redis _redis;
-    private readonly ITestOutputHelper _output;
 
-    public LuaLibraryTests(Redis redis, ITestOutputHelper output)
-    {
-        _redis = redis;
-        _output = output;
-    }
+    public LuaLibraryTests(Redis redis) => _redis = redis;
 
     /// <summary>A Lua state with base, string, table and math only (the rest removed), then the four libraries.</summary>
-    private static Lua NewState()
+    internal static Lua NewState()
     {
         var lua = new Lua(openLibs: true);
         foreach (var name in new[] { "io", "os", "debug", "package", "coroutine", "utf8", "require", "dofile", "loadfile" })
@@ -64,7 +58,7 @@ public sealed class LuaLibraryTests : IClassFixture<LuaLibraryTests.Redis>
     }
 
     /// <summary>Runs <paramref name="script"/> as Redis runs an EVAL body (chunk "@user_script", ARGV set) and renders the reply.</summary>
-    private static string RunHere(Lua lua, string script, params byte[][] args)
+    internal static string RunHere(Lua lua, string script, params byte[][] args)
     {
         lua.NewTable();
         for (int i = 0; i < args.Length; i++)
@@ -125,7 +119,7 @@ public sealed class LuaLibraryTests : IClassFixture<LuaLibraryTests.Redis>
         }
     }
 
-    private static string Render(RespValue value) => value.Kind switch
+    internal static string Render(RespValue value) => value.Kind switch
     {
         '$' when value.Text is null => "(nil)",
         '*' when value.Items is null => "(nil)",
@@ -458,48 +452,6 @@ public sealed class LuaLibraryTests : IClassFixture<LuaLibraryTests.Redis>
         Generator + "local formats = {'>l','<L','i3','I5','>i7','<I8','f','>d','b B','hH','!8 b d','c3 B','s'} " +
         "local r = {} for i = 1, 200 do local f = formats[i % #formats + 1] local bytes = {} for k = 1, 12 do bytes[k] = string.char(nextint() % 256) end if f == 's' then bytes[7] = '\\0' end " +
         "local ok, a, b, c = pcall(struct.unpack, f, table.concat(bytes)) r[i] = f .. ' ' .. tostring(ok) .. ' ' .. tostring(a) .. ' ' .. tostring(b) .. ' ' .. tostring(c) end return r");
-
-    // ---- cost -------------------------------------------------------------------------------
-
-    /// <summary>
-    /// What a library call costs here against redis-server's C libraries: the same loop timed as
-    /// one EVAL there and one chunk here (best of 3 each, EVAL's round trip included, ~0.1 ms).
-    /// The bounds are loose because the machine is shared and bit and struct are Lua code here
-    /// against C there (measured: cjson 2-6x, cmsgpack 2-3x, bit 4-10x, struct 11-18x); they catch
-    /// a pathological slowdown, and the numbers are in the test output
-    /// (dotnet test --filter CostComparedWithRedis --logger "console;verbosity=detailed").
-    /// </summary>
-    [Fact]
-    public void CostComparedWithRedis()
-    {
-        const int Iterations = 20_000;
-        (string Name, int Bound, string Loop)[] workloads =
-        [
-            ("cjson decode+encode", 10, "local s = '{\"id\":12345,\"name\":\"widget\",\"tags\":[\"a\",\"b\",\"c\"],\"price\":19.99,\"stock\":{\"warehouse\":42,\"store\":7}}' local n = 0 for i = 1, N do n = n + #cjson.encode(cjson.decode(s)) end return n"),
-            ("cmsgpack pack+unpack", 10, "local t = {id = 12345, name = 'widget', tags = {'a', 'b', 'c'}, price = 19.99} local n = 0 for i = 1, N do n = n + #cmsgpack.unpack(cmsgpack.pack(t)).tags end return n"),
-            ("bit 3 ops", 15, "local acc = 0 for i = 1, N do acc = bit.bxor(acc, bit.lshift(i, 3), bit.band(i, 255)) end return acc"),
-            ("struct pack+unpack", 30, "local n = 0 for i = 1, N do local a, b = struct.unpack('>iHd', struct.pack('>iHd', i, i % 65536, i * 0.5)) n = n + b end return n"),
-        ];
-        using var lua = NewState();
-        foreach (var (name, bound, loop) in workloads)
-        {
-            string script = "local N = " + Iterations + " " + loop;
-            double redisBest = double.MaxValue, hereBest = double.MaxValue;
-            string redisReply = "", hereReply = "";
-            for (int round = 0; round < 3; round++)
-            {
-                var clock = System.Diagnostics.Stopwatch.StartNew();
-                redisReply = Render(_redis.Eval(script));
-                redisBest = Math.Min(redisBest, clock.Elapsed.TotalMicroseconds);
-                clock.Restart();
-                hereReply = RunHere(lua, script);
-                hereBest = Math.Min(hereBest, clock.Elapsed.TotalMicroseconds);
-            }
-            Assert.Equal(redisReply, hereReply);
-            _output.WriteLine($"{name,-22} redis-server {redisBest / Iterations,8:F2} us/iteration   here {hereBest / Iterations,8:F2} us/iteration   ratio {hereBest / redisBest,5:F2}");
-            Assert.True(hereBest < redisBest * bound, $"{name}: {hereBest / Iterations:F2} us here against {redisBest / Iterations:F2} us on redis-server");
-        }
-    }
 
     // ---- robustness -------------------------------------------------------------------------
 
