@@ -30,6 +30,12 @@ public sealed class LuaLibraryTests : IClassFixture<LuaLibraryTests.Redis>
                 return _client.Call([.. command]);
         }
 
+        public RespValue Call(params string[] args)
+        {
+            lock (_client)
+                return _client.Call(args);
+        }
+
         public void Dispose()
         {
             _client.Dispose();
