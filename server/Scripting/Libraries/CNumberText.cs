@@ -22,6 +22,16 @@ internal static class CNumberText
         if (double.IsInfinity(value))
             return Copy(value < 0 ? "-inf"u8 : "inf"u8, destination);
         precision = Math.Clamp(precision, 1, 17);
+        // Most numbers scripts encode have a short shortest form ("42", "19.99"): when it has no
+        // more digits than the precision asks, %g prints exactly those digits. That holds while
+        // the value's own precision (half an ulp, 1.1e-16 relative) is far finer than the
+        // rounding step of `precision` digits: for precisions up to 14 and normal doubles, not
+        // for subnormals (5e-324 is exactly 4.9406564584125e-324 to 14 digits).
+        Span<byte> shortest = stackalloc byte[32];
+        if (precision <= 14 && (value == 0 || Math.Abs(value) >= 2.2250738585072014E-308)
+            && value.TryFormat(shortest, out int shortestLength, "R", CultureInfo.InvariantCulture)
+            && TryFormatShortest(shortest[..shortestLength], precision, destination, out int length))
+            return length;
         value = RoundTiesToEven(value, precision);
         value.TryFormat(destination, out int written, GeneralFormats[precision], CultureInfo.InvariantCulture);
         for (int i = 0; i < written; i++)
@@ -30,6 +40,88 @@ internal static class CNumberText
                 destination[i] = (byte)'e';
         }
         return written;
+    }
+
+    /// <summary>
+    /// %g from .NET's shortest round-trip text ("-1.25E-07", "1234.5", "1E+20") when it has at
+    /// most <paramref name="precision"/> significant digits; false otherwise.
+    /// </summary>
+    private static bool TryFormatShortest(ReadOnlySpan<byte> text, int precision, Span<byte> destination, out int length)
+    {
+        length = 0;
+        bool negative = text[0] == '-';
+        if (negative)
+            text = text[1..];
+        Span<byte> digits = stackalloc byte[24];
+        int count = 0, pointAt = -1, exponent = 0;
+        int i = 0;
+        for (; i < text.Length && text[i] != 'E'; i++)
+        {
+            if (text[i] == '.')
+                pointAt = count;
+            else if (count < digits.Length)
+                digits[count++] = text[i];
+            else
+                return false;
+        }
+        if (i < text.Length)
+            exponent = int.Parse(text[(i + 1)..], NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture);
+        if (pointAt < 0)
+            pointAt = count;
+        // Strip leading zeros ("0.001") and trailing zeros ("100"), keeping the decimal exponent.
+        int first = 0;
+        while (first < count - 1 && digits[first] == '0')
+            first++;
+        int last = count;
+        while (last > first + 1 && digits[last - 1] == '0')
+            last--;
+        int significant = last - first;
+        if (significant > precision)
+            return false;
+        // value = 0.d(first)..d(last-1) x 10^x10; the %g exponent is x10 - 1.
+        int x = pointAt - first - 1 + exponent;
+        if (digits[first] == '0')
+            x = 0;   // zero
+        int at = 0;
+        if (negative)
+            destination[at++] = (byte)'-';
+        if (x < -4 || x >= precision)
+        {
+            destination[at++] = digits[first];
+            if (significant > 1)
+            {
+                destination[at++] = (byte)'.';
+                for (int k = first + 1; k < last; k++)
+                    destination[at++] = digits[k];
+            }
+            destination[at++] = (byte)'e';
+            destination[at++] = x < 0 ? (byte)'-' : (byte)'+';
+            int magnitude = Math.Abs(x);
+            if (magnitude < 10)
+                destination[at++] = (byte)'0';
+            magnitude.TryFormat(destination[at..], out int written, default, CultureInfo.InvariantCulture);
+            at += written;
+        }
+        else if (x >= 0)
+        {
+            for (int k = 0; k <= x || first + k < last; k++)
+            {
+                if (k == x + 1)
+                    destination[at++] = (byte)'.';
+                destination[at++] = first + k < last ? digits[first + k] : (byte)'0';
+            }
+        }
+        else
+        {
+            destination[at++] = (byte)'0';
+            destination[at++] = (byte)'.';
+            for (int k = -1; k > x; k--)
+                destination[at++] = (byte)'0';
+            for (int k = first; k < last; k++)
+                destination[at++] = digits[k];
+        }
+        length = at;
+        return true;
     }
 
     private static int Copy(ReadOnlySpan<byte> text, Span<byte> destination)

@@ -65,11 +65,16 @@ internal static unsafe partial class LuaApi
             lua_pushlstring(l, p, (nuint)bytes.Length);
     }
 
+    /// <summary>Pushes <paramref name="text"/> as UTF-8; used for error messages, on the failure path only.</summary>
     internal static void PushString(IntPtr l, string text)
     {
-        Span<byte> buffer = stackalloc byte[256];
-        int length = System.Text.Encoding.UTF8.GetBytes(text, buffer);
-        PushBytes(l, buffer[..length]);
+        if (text.Length <= 256)
+        {
+            Span<byte> buffer = stackalloc byte[256 * 3];
+            PushBytes(l, buffer[..System.Text.Encoding.UTF8.GetBytes(text, buffer)]);
+        }
+        else
+            PushBytes(l, System.Text.Encoding.UTF8.GetBytes(text));
     }
 
     /// <summary>

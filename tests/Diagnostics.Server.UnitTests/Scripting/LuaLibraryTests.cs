@@ -30,6 +30,12 @@ public sealed class LuaLibraryTests : IClassFixture<LuaLibraryTests.Redis>
                 return _client.Call([.. command]);
         }
 
+        public RespValue Call(params string[] args)
+        {
+            lock (_client)
+                return _client.Call(args);
+        }
+
         public void Dispose()
         {
             _client.Dispose();
@@ -42,7 +48,7 @@ public sealed class LuaLibraryTests : IClassFixture<LuaLibraryTests.Redis>
     public LuaLibraryTests(Redis redis) => _redis = redis;
 
     /// <summary>A Lua state with base, string, table and math only (the rest removed), then the four libraries.</summary>
-    private static Lua NewState()
+    internal static Lua NewState()
     {
         var lua = new Lua(openLibs: true);
         foreach (var name in new[] { "io", "os", "debug", "package", "coroutine", "utf8", "require", "dofile", "loadfile" })
@@ -58,7 +64,7 @@ public sealed class LuaLibraryTests : IClassFixture<LuaLibraryTests.Redis>
     }
 
     /// <summary>Runs <paramref name="script"/> as Redis runs an EVAL body (chunk "@user_script", ARGV set) and renders the reply.</summary>
-    private static string RunHere(Lua lua, string script, params byte[][] args)
+    internal static string RunHere(Lua lua, string script, params byte[][] args)
     {
         lua.NewTable();
         for (int i = 0; i < args.Length; i++)
@@ -119,7 +125,7 @@ public sealed class LuaLibraryTests : IClassFixture<LuaLibraryTests.Redis>
         }
     }
 
-    private static string Render(RespValue value) => value.Kind switch
+    internal static string Render(RespValue value) => value.Kind switch
     {
         '$' when value.Text is null => "(nil)",
         '*' when value.Items is null => "(nil)",
@@ -369,8 +375,9 @@ public sealed class LuaLibraryTests : IClassFixture<LuaLibraryTests.Redis>
         Hex + "return {hex(struct.pack('>i', 1)), hex(struct.pack('<i2', -2)), hex(struct.pack('bBhHlLT', -1, 255, -2, 65535, -3, 4, 5)), hex(struct.pack('>I3', 0x123456)), hex(struct.pack('fd', 1.5, 0.1))}",
         Hex + "return {hex(struct.pack('s', 'ab')), hex(struct.pack('c0', 'xyz')), hex(struct.pack('c2', 'xyz')), hex(struct.pack('c', 'xyz')), hex(struct.pack('!4 b i', 1, 2)), hex(struct.pack('!b d', 1, 2)), hex(struct.pack('x b', 7))}",
         Hex + "return {hex(struct.pack('>i16', -1)), hex(struct.pack('<i16', -1)), hex(struct.pack('i', 2^40)), hex(struct.pack('I', -1)), hex(struct.pack('b', 300)), hex(struct.pack('i', 1.9)), hex(struct.pack('i', -1.9)), hex(struct.pack('<l', 2^63)), hex(struct.pack('<L', 2^64 - 2^11)), hex(struct.pack('>l', -2^63))}",
-        Hex + "return {hex(struct.pack('i', '12')), hex(struct.pack('s', 12)), hex(struct.pack('>f<d', 1/0, -0.0)), hex(struct.pack('!2 b i3', 1, 2)), hex(struct.pack('!8 b h i l', 1, 2, 3, 4)), hex(struct.pack('!', 1)), hex(struct.pack('i0', 5)), hex(struct.pack(' < > '))}",
+        Hex + "return {hex(struct.pack('i', '12')), hex(struct.pack('s', 12)), hex(struct.pack('>f<d', 1/0, -1/math.huge)), hex(struct.pack('!2 b i3', 1, 2)), hex(struct.pack('!8 b h i l', 1, 2, 3, 4)), hex(struct.pack('!', 1)), hex(struct.pack('i0', 5)), hex(struct.pack(' < > '))}",
         Hex + "return {hex(struct.pack('>I', 2^53 + 1)), hex(struct.pack('>l', 9007199254740993))}",
+        Hex + "return {hex(struct.pack('b', 0/0)), hex(struct.pack('>L', 2^64)), hex(struct.pack('>L', 1e30)), hex(struct.pack('>l', -1e30)), hex(struct.pack('>l', -2^63)), hex(struct.pack('>L', 2^63+2^11)), hex(struct.pack('>l', 1/0)), hex(struct.pack('>l', -1/0))}",
         "return {struct.size('i'), struct.size('!8 b d'), struct.size('bhlT'), struct.size('c10'), struct.size('!16 b d'), struct.size('!2 b i3'), struct.size('y'), struct.size(''), struct.size('c2147483647c2')}");
 
     [Fact]
@@ -410,6 +417,47 @@ public sealed class LuaLibraryTests : IClassFixture<LuaLibraryTests.Redis>
         "local r = {} for _, f in ipairs({'b','B','h','H','l','L','T','i','I','i1','I2','i3','I5','i7','I8','<i4','>I4','!4 b i','!8 b d'}) do " +
         "for _, v in ipairs({0, 1, -1, 127, -128, 255, 65535, -32768, 2147483647, -2147483648, 4294967295, 1099511627779, -1099511627779}) do " +
         "local ok, s = pcall(struct.pack, f, v, v) if ok then local a = {struct.unpack(f, s)} r[#r+1] = f .. ' ' .. tostring(v) .. ' ' .. tostring(a[1]) .. ' ' .. tostring(a[#a]) else r[#r+1] = s end end end return r");
+
+    // ---- generated cases: the same deterministic generator runs in both Lua versions -------------
+
+    /// <summary>
+    /// Park-Miller: every product stays below 2^53, so 5.1's doubles and 5.4's integers produce the
+    /// same sequence; values derived with / and ^ are the same IEEE operations in both.
+    /// </summary>
+    private const string Generator = "local x = 4242 local function nextint() x = (x * 16807) % 2147483647 return x end ";
+
+    [Fact]
+    public void CjsonFormatsGeneratedNumbersAsRedis() => AssertSameAsRedis(
+        Generator + "local t = {} for i = 1, 600 do local v = nextint() / 2147483647 * 10 ^ ((i % 64) - 32) if i % 2 == 1 then v = -v end t[i] = v end return cjson.encode(t)",
+        Generator + "local t = {} for i = 1, 600 do t[i] = (nextint() % 100000) * 10 ^ (i % 22) + (i % 4) * 0.25 end return cjson.encode(t)",
+        Generator + "local t = {} for i = 1, 200 do t[i] = (nextint() % 2000000) + 0.5 end return cjson.encode(t)",
+        Generator + "local r = {} for p = 1, 14 do local c = cjson.new() c.encode_number_precision(p) local t = {} for i = 1, 60 do t[i] = nextint() / 65536 * 10 ^ (i % 9 - 4) end t[61] = 0.5 t[62] = 2.5 t[63] = 0.125 t[64] = 1e15 + 0.5 r[p] = c.encode(t) end return r",
+        Hex + "local s = '' for i = 0, 255 do s = s .. string.char(i) end return {hex(cjson.encode(s)), tostring(cjson.decode(cjson.encode(s)) == s)}",
+        Generator + "local t = {} for i = 1, 300 do t[i] = cjson.decode(tostring(nextint() % 1000000 - 500000) .. 'e' .. tostring(i % 30 - 15)) end return cjson.encode(t)");
+
+    [Fact]
+    public void CmsgpackPacksGeneratedValuesAsRedis() => AssertSameAsRedis(
+        Hex + Generator + "local function value(depth) local k = nextint() % 9 " +
+        "if k == 0 then return nextint() % 200 - 100 elseif k == 1 then return (nextint() % 70000) * (nextint() % 70000) - 2^31 " +
+        "elseif k == 2 then return nextint() / 1024 elseif k == 3 then return nextint() / 3 * 10 ^ (nextint() % 40 - 20) " +
+        "elseif k == 4 then return string.rep('s', nextint() % 300) elseif k == 5 then return nextint() % 2 == 0 " +
+        "elseif k == 6 and depth < 5 then local t = {} for i = 1, nextint() % 20 do t[i] = value(depth + 1) end return t " +
+        "elseif k == 7 and depth < 5 then return {key = value(depth + 1)} else return (nextint() % 65536) * 65536 * 4096 end end " +
+        "local r = {} for i = 1, 150 do local v = value(0) local packed = cmsgpack.pack(v) r[i] = hex(packed) .. ' ' .. tostring(cmsgpack.pack(cmsgpack.unpack(packed)) == packed) end return r");
+
+    [Fact]
+    public void BitComputesGeneratedValuesAsRedis() => AssertSameAsRedis(
+        Generator + "local r = {} for i = 1, 300 do local a = nextint() * (i % 3 - 1) + (i % 5) * 0.25 local b = nextint() % 70 - 5 local c = (nextint() - 1073741823) * 4096 " +
+        "r[i] = table.concat({bit.tobit(a), bit.tobit(c), bit.bnot(a), bit.band(a, c), bit.bor(a, b, c), bit.bxor(a, c), bit.lshift(a, b), bit.rshift(c, b), bit.arshift(c, b), bit.rol(a, b), bit.ror(c, b), bit.bswap(a), bit.tohex(a), bit.tohex(c, b % 20 - 10)}, ' ') end return r");
+
+    [Fact]
+    public void StructHandlesGeneratedValuesAsRedis() => AssertSameAsRedis(
+        Hex + Generator + "local formats = {'b','B','h','H','l','L','T','i','I','i1','I3','i5','I7','i8','i12','<i2','>I6','!4 b h i','!8 b d','f','d','>f','<d','x b x','!2 h b i3'} " +
+        "local r = {} for i = 1, 250 do local f = formats[i % #formats + 1] local v = (nextint() - 1073741823) * (nextint() % 4096) + (i % 3) * 0.5 " +
+        "local ok, s = pcall(struct.pack, f, v, v, v) if ok then local u = {struct.unpack(f, s)} for k = 1, #u do u[k] = tostring(u[k]) end r[i] = f .. ' ' .. hex(s) .. ' ' .. table.concat(u, ' ') else r[i] = f .. ' ' .. s end end return r",
+        Generator + "local formats = {'>l','<L','i3','I5','>i7','<I8','f','>d','b B','hH','!8 b d','c3 B','s'} " +
+        "local r = {} for i = 1, 200 do local f = formats[i % #formats + 1] local bytes = {} for k = 1, 12 do bytes[k] = string.char(nextint() % 256) end if f == 's' then bytes[7] = '\\0' end " +
+        "local ok, a, b, c = pcall(struct.unpack, f, table.concat(bytes)) r[i] = f .. ' ' .. tostring(ok) .. ' ' .. tostring(a) .. ' ' .. tostring(b) .. ' ' .. tostring(c) end return r");
 
     // ---- robustness -------------------------------------------------------------------------
 
