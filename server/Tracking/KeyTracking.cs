@@ -190,8 +190,8 @@ public sealed class KeyTracking
         foreach (int k in keys)
         {
             // The caller holds the key's shard: only its holder touches the shard's table.
-            var shard = _keyspace.ShardOf(Keyspace.Hash(args[k]));
-            (shard.TrackedKeys ??= new TrackedKeys()).Add(args[k], id);
+            uint hash = Keyspace.Hash(args[k]);
+            (_keyspace.ShardOf(hash).TrackedKeys ??= new TrackedKeys()).Add(args[k], hash, id);
         }
     }
 
@@ -206,20 +206,27 @@ public sealed class KeyTracking
         if (spec.WrittenKey > 0)
         {
             if (spec.WrittenKey < args.Count)
-                Invalidate(writer, args[spec.WrittenKey], _keyspace.ShardOf(Keyspace.Hash(args[spec.WrittenKey])));
+                Invalidate(writer, args[spec.WrittenKey]);
             return;
         }
         var keys = KeyPositions.Of(spec, args);
         if (!keys.Valid)
             return;
         foreach (int k in keys)
-            Invalidate(writer, args[k], _keyspace.ShardOf(Keyspace.Hash(args[k])));
+            Invalidate(writer, args[k]);
     }
 
     /// <summary>A key expired or was evicted in <paramref name="shard"/> (held by the caller): no client did it, so NOLOOP spares nobody.</summary>
-    public void KeyRemoved(ReadOnlySpan<byte> key, Shard shard) => Invalidate(null, key, shard);
+    public void KeyRemoved(ReadOnlySpan<byte> key, uint hash, Shard shard) => Invalidate(null, key, hash, shard);
 
-    private void Invalidate(ClientSession? writer, ReadOnlySpan<byte> key, Shard shard)
+    private void Invalidate(ClientSession? writer, ReadOnlySpan<byte> key)
+    {
+        // One hash: it routes the key to its shard and finds it in the shard's table.
+        uint hash = Keyspace.Hash(key);
+        Invalidate(writer, key, hash, _keyspace.ShardOf(hash));
+    }
+
+    private void Invalidate(ClientSession? writer, ReadOnlySpan<byte> key, uint hash, Shard shard)
     {
         var prefixes = _prefixes;
         foreach (var entry in prefixes)
@@ -236,7 +243,7 @@ public sealed class KeyTracking
         if (shard.TrackedKeys is not { } table)
             return;
         // Sending only queues bytes on connections: the table is untouched until Remove.
-        var ids = table.IdsOf(key);
+        var ids = table.IdsOf(key, hash);
         if (ids.IsEmpty)
             return;
         foreach (long id in ids)
@@ -248,7 +255,7 @@ public sealed class KeyTracking
                 continue;
             Send(target, tracking, key, flush: false);
         }
-        table.Remove(key);
+        table.Remove(key, hash);
     }
 
     /// <summary>FLUSHALL/FLUSHDB (every shard held): each tracking client is told all its keys are gone; the table empties.</summary>
