@@ -148,7 +148,11 @@ public sealed class KeyTracking
                 return;
             }
         }
-        _prefixes = [.. table, new PrefixClients(prefix, [client])];
+        // Kept in byte order, as Redis's prefix table is walked: a write under two clients'
+        // prefixes is announced in that order.
+        PrefixClients[] grown = [.. table, new PrefixClients(prefix, [client])];
+        Array.Sort(grown, (a, b) => a.Prefix.AsSpan().SequenceCompareTo(b.Prefix));
+        _prefixes = grown;
     }
 
     private void RemoveFromPrefix(byte[] prefix, ClientConnection client)
@@ -212,23 +216,64 @@ public sealed class KeyTracking
         var keys = KeyPositions.Of(spec, args);
         if (!keys.Valid)
             return;
+        // BCAST clients hear of a command's keys in one message per prefix, as Redis gathers them.
+        bool gather = _prefixes.Length > 0;
         foreach (int k in keys)
-            Invalidate(writer, args[k]);
+            Invalidate(writer, args[k], broadcast: !gather);
+        if (gather)
+            BroadcastKeys(writer, spec, args);
+    }
+
+    /// <summary>
+    /// Tells each BCAST client, in one message per prefix, the keys of a multi-key write under it:
+    /// in byte order without repeats, as Redis sends the keys it gathered for a prefix (its radix
+    /// tree's order). Redis gathers a whole event-loop iteration; here it is one command.
+    /// </summary>
+    private void BroadcastKeys(ClientSession writer, CommandSpec spec, ArgList args)
+    {
+        foreach (var entry in _prefixes)
+        {
+            List<byte[]>? matched = null;
+            foreach (int k in KeyPositions.Of(spec, args))
+            {
+                ReadOnlySpan<byte> key = args[k];
+                if (key.StartsWith(entry.Prefix) && !Contains(matched, key))
+                    (matched ??= []).Add(key.ToArray());
+            }
+            if (matched is null)
+                continue;
+            matched.Sort((a, b) => a.AsSpan().SequenceCompareTo(b));
+            foreach (var client in entry.Clients)
+            {
+                if (client.Tracking is not { Broadcast: true } tracking || (tracking.NoLoop && client == writer))
+                    continue;
+                Send(client, tracking, default, flush: false, matched);
+            }
+        }
+    }
+
+    private static bool Contains(List<byte[]>? keys, ReadOnlySpan<byte> key)
+    {
+        if (keys is not null)
+            foreach (var k in keys)
+                if (key.SequenceEqual(k))
+                    return true;
+        return false;
     }
 
     /// <summary>A key expired or was evicted in <paramref name="shard"/> (held by the caller): no client did it, so NOLOOP spares nobody.</summary>
     public void KeyRemoved(ReadOnlySpan<byte> key, uint hash, Shard shard) => Invalidate(null, key, hash, shard);
 
-    private void Invalidate(ClientSession? writer, ReadOnlySpan<byte> key)
+    private void Invalidate(ClientSession? writer, ReadOnlySpan<byte> key, bool broadcast = true)
     {
         // One hash: it routes the key to its shard and finds it in the shard's table.
         uint hash = Keyspace.Hash(key);
-        Invalidate(writer, key, hash, _keyspace.ShardOf(hash));
+        Invalidate(writer, key, hash, _keyspace.ShardOf(hash), broadcast);
     }
 
-    private void Invalidate(ClientSession? writer, ReadOnlySpan<byte> key, uint hash, Shard shard)
+    private void Invalidate(ClientSession? writer, ReadOnlySpan<byte> key, uint hash, Shard shard, bool broadcast = true)
     {
-        var prefixes = _prefixes;
+        var prefixes = broadcast ? _prefixes : [];
         foreach (var entry in prefixes)
         {
             if (!key.StartsWith(entry.Prefix))
@@ -274,7 +319,7 @@ public sealed class KeyTracking
     /// when it speaks RESP3. A redirect to a client that has gone marks the redirect broken and
     /// tells a RESP3 tracking client so.
     /// </summary>
-    private void Send(ClientConnection tracker, ClientTracking tracking, ReadOnlySpan<byte> key, bool flush)
+    private void Send(ClientConnection tracker, ClientTracking tracking, ReadOnlySpan<byte> key, bool flush, List<byte[]>? keys = null)
     {
         var target = tracker;
         bool redirected = tracking.RedirectId != 0;
@@ -292,8 +337,8 @@ public sealed class KeyTracking
         bool push = target.Reply.Protocol == 3;
         if (!push && !(redirected && target.Subscriptions > 0))
             return; // RESP2 has no pushes on the tracking connection itself
-        target.DeliverTrackingMessage(flush
-            ? InvalidationMessages.ForFlush(push, tracker.Reply.Protocol)
+        target.DeliverTrackingMessage(flush ? InvalidationMessages.ForFlush(push, tracker.Reply.Protocol)
+            : keys is not null ? InvalidationMessages.ForKeys(push, keys)
             : InvalidationMessages.ForKey(push, key));
     }
 }

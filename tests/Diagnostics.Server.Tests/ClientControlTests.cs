@@ -311,6 +311,9 @@ public sealed class ClientControlTests
             t.Add("del of a missing key: " + Show(writer.Call("DEL", "job:8"))); // nothing deleted: nothing changed
             RespAssert.Ok(writer.Call("SET", "job:9", "x"));
             t.Add("next push: " + Show(tracker.Read()));
+            // Several keys of one write: one message per prefix, the keys in byte order.
+            RespAssert.Ok(writer.Call("MSET", "user:9", "x", "job:1", "x", "user:10", "x", "other", "x", "user:9", "y"));
+            t.Add("mset pushes: " + Show(tracker.Read()) + " " + Show(tracker.Read()));
             t.Add("info: " + Show(tracker.Call("CLIENT", "TRACKINGINFO")));
         });
         Assert.Contains("tracker: flags=tB cmd=client|tracking redir=0", transcript);
