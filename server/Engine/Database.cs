@@ -53,7 +53,7 @@ public sealed unsafe class Database : IDisposable
         effects?.Deleted(Index, Entry.KeyOf(*slot));
         Watched?.Touch(Entry.KeyOf(*slot));
         if (_shard?.Tracking is { Any: true } tracking)
-            tracking.KeyRemoved(Entry.KeyOf(*slot), _shard);
+            tracking.KeyRemoved(Entry.KeyOf(*slot), (*slot)->Hash, _shard);
         effects?.Notify(KeyspaceEventTypes.Expired, "expired"u8, Entry.KeyOf(*slot), Index);
         RemoveAt(slot);
         ExpiredKeys++;
@@ -74,7 +74,7 @@ public sealed unsafe class Database : IDisposable
         effects?.Deleted(Index, Entry.KeyOf(*slot));
         Watched?.Touch(Entry.KeyOf(*slot));
         if (_shard?.Tracking is { Any: true } tracking)
-            tracking.KeyRemoved(Entry.KeyOf(*slot), _shard);
+            tracking.KeyRemoved(Entry.KeyOf(*slot), (*slot)->Hash, _shard);
         effects?.Notify(KeyspaceEventTypes.Evicted, "evicted"u8, Entry.KeyOf(*slot), Index);
         RemoveAt(slot);
         return bytes;

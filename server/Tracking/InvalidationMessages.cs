@@ -36,6 +36,21 @@ internal static class InvalidationMessages
         return message;
     }
 
+    /// <summary>The header followed by an array of <paramref name="keys"/> (a BCAST client told of several keys at once).</summary>
+    public static byte[] ForKeys(bool push, List<byte[]> keys)
+    {
+        var text = new MemoryStream();
+        text.Write(Header(push));
+        text.Write(Encoding.ASCII.GetBytes($"*{keys.Count}\r\n"));
+        foreach (var key in keys)
+        {
+            text.Write(Encoding.ASCII.GetBytes($"${key.Length}\r\n"));
+            text.Write(key);
+            text.Write("\r\n"u8);
+        }
+        return text.ToArray();
+    }
+
     /// <summary>After a flush: the null of the tracking client's protocol (Redis uses its, not the target's).</summary>
     public static byte[] ForFlush(bool push, int trackerProtocol)
     {

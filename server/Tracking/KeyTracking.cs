@@ -148,7 +148,11 @@ public sealed class KeyTracking
                 return;
             }
         }
-        _prefixes = [.. table, new PrefixClients(prefix, [client])];
+        // Kept in byte order, as Redis's prefix table is walked: a write under two clients'
+        // prefixes is announced in that order.
+        PrefixClients[] grown = [.. table, new PrefixClients(prefix, [client])];
+        Array.Sort(grown, (a, b) => a.Prefix.AsSpan().SequenceCompareTo(b.Prefix));
+        _prefixes = grown;
     }
 
     private void RemoveFromPrefix(byte[] prefix, ClientConnection client)
@@ -190,8 +194,8 @@ public sealed class KeyTracking
         foreach (int k in keys)
         {
             // The caller holds the key's shard: only its holder touches the shard's table.
-            var shard = _keyspace.ShardOf(Keyspace.Hash(args[k]));
-            (shard.TrackedKeys ??= new TrackedKeys()).Add(args[k], id);
+            uint hash = Keyspace.Hash(args[k]);
+            (_keyspace.ShardOf(hash).TrackedKeys ??= new TrackedKeys()).Add(args[k], hash, id);
         }
     }
 
@@ -206,22 +210,70 @@ public sealed class KeyTracking
         if (spec.WrittenKey > 0)
         {
             if (spec.WrittenKey < args.Count)
-                Invalidate(writer, args[spec.WrittenKey], _keyspace.ShardOf(Keyspace.Hash(args[spec.WrittenKey])));
+                Invalidate(writer, args[spec.WrittenKey]);
             return;
         }
         var keys = KeyPositions.Of(spec, args);
         if (!keys.Valid)
             return;
+        // BCAST clients hear of a command's keys in one message per prefix, as Redis gathers them.
+        bool gather = _prefixes.Length > 0;
         foreach (int k in keys)
-            Invalidate(writer, args[k], _keyspace.ShardOf(Keyspace.Hash(args[k])));
+            Invalidate(writer, args[k], broadcast: !gather);
+        if (gather)
+            BroadcastKeys(writer, spec, args);
+    }
+
+    /// <summary>
+    /// Tells each BCAST client, in one message per prefix, the keys of a multi-key write under it:
+    /// in byte order without repeats, as Redis sends the keys it gathered for a prefix (its radix
+    /// tree's order). Redis gathers a whole event-loop iteration; here it is one command.
+    /// </summary>
+    private void BroadcastKeys(ClientSession writer, CommandSpec spec, ArgList args)
+    {
+        foreach (var entry in _prefixes)
+        {
+            List<byte[]>? matched = null;
+            foreach (int k in KeyPositions.Of(spec, args))
+            {
+                ReadOnlySpan<byte> key = args[k];
+                if (key.StartsWith(entry.Prefix) && !Contains(matched, key))
+                    (matched ??= []).Add(key.ToArray());
+            }
+            if (matched is null)
+                continue;
+            matched.Sort((a, b) => a.AsSpan().SequenceCompareTo(b));
+            foreach (var client in entry.Clients)
+            {
+                if (client.Tracking is not { Broadcast: true } tracking || (tracking.NoLoop && client == writer))
+                    continue;
+                Send(client, tracking, default, flush: false, matched);
+            }
+        }
+    }
+
+    private static bool Contains(List<byte[]>? keys, ReadOnlySpan<byte> key)
+    {
+        if (keys is not null)
+            foreach (var k in keys)
+                if (key.SequenceEqual(k))
+                    return true;
+        return false;
     }
 
     /// <summary>A key expired or was evicted in <paramref name="shard"/> (held by the caller): no client did it, so NOLOOP spares nobody.</summary>
-    public void KeyRemoved(ReadOnlySpan<byte> key, Shard shard) => Invalidate(null, key, shard);
+    public void KeyRemoved(ReadOnlySpan<byte> key, uint hash, Shard shard) => Invalidate(null, key, hash, shard);
 
-    private void Invalidate(ClientSession? writer, ReadOnlySpan<byte> key, Shard shard)
+    private void Invalidate(ClientSession? writer, ReadOnlySpan<byte> key, bool broadcast = true)
     {
-        var prefixes = _prefixes;
+        // One hash: it routes the key to its shard and finds it in the shard's table.
+        uint hash = Keyspace.Hash(key);
+        Invalidate(writer, key, hash, _keyspace.ShardOf(hash), broadcast);
+    }
+
+    private void Invalidate(ClientSession? writer, ReadOnlySpan<byte> key, uint hash, Shard shard, bool broadcast = true)
+    {
+        var prefixes = broadcast ? _prefixes : [];
         foreach (var entry in prefixes)
         {
             if (!key.StartsWith(entry.Prefix))
@@ -236,7 +288,7 @@ public sealed class KeyTracking
         if (shard.TrackedKeys is not { } table)
             return;
         // Sending only queues bytes on connections: the table is untouched until Remove.
-        var ids = table.IdsOf(key);
+        var ids = table.IdsOf(key, hash);
         if (ids.IsEmpty)
             return;
         foreach (long id in ids)
@@ -248,7 +300,7 @@ public sealed class KeyTracking
                 continue;
             Send(target, tracking, key, flush: false);
         }
-        table.Remove(key);
+        table.Remove(key, hash);
     }
 
     /// <summary>FLUSHALL/FLUSHDB (every shard held): each tracking client is told all its keys are gone; the table empties.</summary>
@@ -267,7 +319,7 @@ public sealed class KeyTracking
     /// when it speaks RESP3. A redirect to a client that has gone marks the redirect broken and
     /// tells a RESP3 tracking client so.
     /// </summary>
-    private void Send(ClientConnection tracker, ClientTracking tracking, ReadOnlySpan<byte> key, bool flush)
+    private void Send(ClientConnection tracker, ClientTracking tracking, ReadOnlySpan<byte> key, bool flush, List<byte[]>? keys = null)
     {
         var target = tracker;
         bool redirected = tracking.RedirectId != 0;
@@ -285,8 +337,8 @@ public sealed class KeyTracking
         bool push = target.Reply.Protocol == 3;
         if (!push && !(redirected && target.Subscriptions > 0))
             return; // RESP2 has no pushes on the tracking connection itself
-        target.DeliverTrackingMessage(flush
-            ? InvalidationMessages.ForFlush(push, tracker.Reply.Protocol)
+        target.DeliverTrackingMessage(flush ? InvalidationMessages.ForFlush(push, tracker.Reply.Protocol)
+            : keys is not null ? InvalidationMessages.ForKeys(push, keys)
             : InvalidationMessages.ForKey(push, key));
     }
 }

@@ -24,10 +24,9 @@ public sealed unsafe class TrackedKeys : IDisposable
     /// <summary>Tracked bytes the table holds.</summary>
     public long Bytes => _table->Bytes;
 
-    /// <summary>Remembers that client <paramref name="id"/> may cache <paramref name="key"/>.</summary>
-    public void Add(ReadOnlySpan<byte> key, long id)
+    /// <summary>Remembers that client <paramref name="id"/> may cache <paramref name="key"/> (<paramref name="hash"/>: Keyspace.Hash of it, which routed it here).</summary>
+    public void Add(ReadOnlySpan<byte> key, uint hash, long id)
     {
-        uint hash = FieldTable.HashOf(key);
         FieldNode* node = _table->Find(key, hash);
         if (node == null)
         {
@@ -51,18 +50,18 @@ public sealed unsafe class TrackedKeys : IDisposable
     }
 
     /// <summary>The ids tracking <paramref name="key"/> (empty when none); valid until the table next changes.</summary>
-    public ReadOnlySpan<long> IdsOf(ReadOnlySpan<byte> key)
+    public ReadOnlySpan<long> IdsOf(ReadOnlySpan<byte> key, uint hash)
     {
         if (_table->Count == 0)
             return default;
-        FieldNode* node = _table->Find(key);
+        FieldNode* node = _table->Find(key, hash);
         return node == null ? default : MemoryMarshal.Cast<byte, long>(FieldNode.ValueOf(node));
     }
 
     /// <summary>Forgets <paramref name="key"/>: its clients were told.</summary>
-    public void Remove(ReadOnlySpan<byte> key)
+    public void Remove(ReadOnlySpan<byte> key, uint hash)
     {
-        int ids = IdsOf(key).Length;
+        int ids = IdsOf(key, hash).Length;
         if (ids > 0 && _table->Remove(key))
             Volatile.Write(ref _items, _items - ids);
     }

@@ -311,6 +311,9 @@ public sealed class ClientControlTests
             t.Add("del of a missing key: " + Show(writer.Call("DEL", "job:8"))); // nothing deleted: nothing changed
             RespAssert.Ok(writer.Call("SET", "job:9", "x"));
             t.Add("next push: " + Show(tracker.Read()));
+            // Several keys of one write: one message per prefix, the keys in byte order.
+            RespAssert.Ok(writer.Call("MSET", "user:9", "x", "job:1", "x", "user:10", "x", "other", "x", "user:9", "y"));
+            t.Add("mset pushes: " + Show(tracker.Read()) + " " + Show(tracker.Read()));
             t.Add("info: " + Show(tracker.Call("CLIENT", "TRACKINGINFO")));
         });
         Assert.Contains("tracker: flags=tB cmd=client|tracking redir=0", transcript);
@@ -345,6 +348,36 @@ public sealed class ClientControlTests
         });
         Assert.Contains("optin push: >[$invalidate, *[$k2]]", transcript);
         Assert.Contains("optout push: >[$invalidate, *[$k5]]", transcript);
+    }
+
+    [Fact]
+    public void EvictedKeysAreInvalidatedAndEvictionWaitsWhileWritesArePaused()
+    {
+        var transcript = SideBySide((connect, t) =>
+        {
+            using var tracker = Named(connect, "tracker", 3);
+            using var writer = Named(connect, "writer");
+            RespAssert.Ok(writer.Call("CONFIG", "SET", "maxmemory-policy", "allkeys-random"));
+            const int keys = 50;
+            for (int i = 0; i < keys; i++)
+                RespAssert.Ok(writer.Call("SET", $"k{i}", "value"));
+            RespAssert.Ok(tracker.Call("CLIENT", "TRACKING", "ON"));
+            for (int i = 0; i < keys; i++)
+                tracker.Call("GET", $"k{i}");
+            RespAssert.Ok(writer.Call("CLIENT", "PAUSE", "100000", "WRITE"));
+            RespAssert.Ok(writer.Call("CONFIG", "SET", "maxmemory", "1"));
+            Thread.Sleep(HeldMs); // several eviction cycles
+            t.Add("kept while paused: " + Show(writer.Call("DBSIZE")));
+            t.Add("nothing sent: " + tracker.SilentFor(0));
+            RespAssert.Ok(writer.Call("CLIENT", "UNPAUSE"));
+            Poll.Until(() => writer.Call("DBSIZE").Integer == 0, "the keys were not evicted after the pause");
+            var invalidated = new SortedSet<string>(StringComparer.Ordinal);
+            for (int i = 0; i < keys; i++)
+                invalidated.Add(tracker.Read().Array[1].Array[0].Text!);
+            t.Add("invalidated: " + string.Join(' ', invalidated));
+            RespAssert.Ok(writer.Call("CONFIG", "SET", "maxmemory", "0"));
+        });
+        Assert.Contains("kept while paused: :50", transcript);
     }
 
     [Fact]
