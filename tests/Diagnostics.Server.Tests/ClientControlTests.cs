@@ -128,9 +128,9 @@ public sealed class ClientControlTests
         var transcript = SideBySide((connect, t) =>
         {
             using var admin = Named(connect, "admin");
-            RespAssert.Ok(admin.Call("SET", "short", "1", "PX", "200"));
+            RespAssert.Ok(admin.Call("SET", "short", "1", "PX", "1000"));
             RespAssert.Ok(admin.Call("CLIENT", "PAUSE", "100000", "WRITE"));
-            Thread.Sleep(600); // past its TTL and several active expiry cycles
+            Thread.Sleep(1500); // past its TTL and several active expiry cycles
             t.Add("get: " + Show(admin.Call("GET", "short")));
             t.Add("still stored: " + Show(admin.Call("DBSIZE")));
             RespAssert.Ok(admin.Call("CLIENT", "UNPAUSE"));
@@ -409,15 +409,18 @@ public sealed class ClientControlTests
     [Fact]
     public void AnExpiredKeyIsInvalidated()
     {
-        SideBySide((connect, t) =>
+        var transcript = SideBySide((connect, t) =>
         {
             using var tracker = Named(connect, "tracker", 3);
             using var writer = Named(connect, "writer");
-            RespAssert.Ok(writer.Call("SET", "short", "1", "PX", "100"));
+            // Long enough for the read below to find it even on a loaded machine.
+            RespAssert.Ok(writer.Call("SET", "short", "1", "PX", "1500"));
             RespAssert.Ok(tracker.Call("CLIENT", "TRACKING", "ON"));
             t.Add("get: " + Show(tracker.Call("GET", "short")));
             // The active expiry cycle deletes it without anyone touching it.
             t.Add("expired push: " + Show(tracker.Read()));
         });
+        Assert.Contains("get: $1", transcript);
+        Assert.Contains("expired push: >[$invalidate, *[$short]]", transcript);
     }
 }
