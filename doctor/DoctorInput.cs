@@ -16,6 +16,8 @@ public sealed record DoctorInput
     public IReadOnlyList<ThreadSnapshot> Threads { get; init; } = [];
     public IReadOnlyList<ClientSnapshot> Clients { get; init; } = [];
     public IReadOnlyList<CommandStatistics> Commands { get; init; } = [];
+    /// <summary>The Lua scripts and functions with their stats; null when the package predates them.</summary>
+    public ScriptReport? Scripts { get; init; }
     public LatencyReport? Latency { get; init; }
     public IReadOnlyList<SlowLogRecord> SlowLog { get; init; } = [];
     public MemoryReport? Memory { get; init; }

@@ -90,6 +90,7 @@ internal sealed class PackageParse
         Threads = Read(zip, "threads.json", ContractsJson.Default.ThreadSnapshotArray) ?? [],
         Clients = Read(zip, "clients.json", ContractsJson.Default.ClientSnapshotArray) ?? [],
         Commands = Read(zip, "commands.json", ContractsJson.Default.CommandStatisticsArray) ?? [],
+        Scripts = Read(zip, "scripts.json", ContractsJson.Default.ScriptReport),
         Latency = Read(zip, "latency.json", ContractsJson.Default.LatencyReport),
         SlowLog = Read(zip, "slowlog.json", ContractsJson.Default.SlowLogRecordArray) ?? [],
         Memory = Read(zip, "memory.json", ContractsJson.Default.MemoryReport),

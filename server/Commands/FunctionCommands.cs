@@ -17,7 +17,7 @@ public static class FunctionCommands
         CommandArgument[] callArguments = [new("function", "string"), new("numkeys", "integer"), new("key", "key", Optional: true, Multiple: true), new("arg", "string", Optional: true, Multiple: true)];
         table.Add(new CommandSpec("fcall", -3, call, 0, 0, 0, Call, g, "Invokes a function.", "7.0.0", "Depends on the function that is executed.")
         { KeyCountIndex = 2, Arguments = callArguments });
-        table.Add(new CommandSpec("fcall_ro", -3, call | ReadOnly, 0, 0, 0, CallReadOnly, g, "Invokes a read-only function.", "7.0.0", "Depends on the function that is executed.")
+        table.Add(new CommandSpec("fcall_ro", -3, call & ~MayReplicate | ReadOnly, 0, 0, 0, CallReadOnly, g, "Invokes a read-only function.", "7.0.0", "Depends on the function that is executed.")
         { KeyCountIndex = 2, Arguments = callArguments });
 
         const CommandFlags f = NoScript | Connection;

@@ -20,9 +20,10 @@ public static class ScriptingCommands
         { KeyCountIndex = 2, Arguments = evalArguments });
         table.Add(new CommandSpec("evalsha", -3, eval, 0, 0, 0, EvalSha, g, "Executes a server-side Lua script by SHA1 digest.", "2.6.0", complexity)
         { KeyCountIndex = 2, Arguments = shaArguments });
-        table.Add(new CommandSpec("eval_ro", -3, eval | ReadOnly, 0, 0, 0, EvalReadOnly, g, "Executes a read-only server-side Lua script.", "7.0.0", complexity)
+        // The read-only forms cannot write, so CLIENT PAUSE WRITE lets them through, as Redis does.
+        table.Add(new CommandSpec("eval_ro", -3, eval & ~MayReplicate | ReadOnly, 0, 0, 0, EvalReadOnly, g, "Executes a read-only server-side Lua script.", "7.0.0", complexity)
         { KeyCountIndex = 2, Arguments = evalArguments });
-        table.Add(new CommandSpec("evalsha_ro", -3, eval | ReadOnly, 0, 0, 0, EvalShaReadOnly, g, "Executes a read-only server-side Lua script by SHA1 digest.", "7.0.0", complexity)
+        table.Add(new CommandSpec("evalsha_ro", -3, eval & ~MayReplicate | ReadOnly, 0, 0, 0, EvalShaReadOnly, g, "Executes a read-only server-side Lua script by SHA1 digest.", "7.0.0", complexity)
         { KeyCountIndex = 2, Arguments = shaArguments });
 
         const CommandFlags f = NoScript | Connection;

@@ -197,11 +197,11 @@ public sealed class CommandExecutor(DataServer server)
                 NotifyWrittenKeys(effects, spec, args, database);
             // Client-side caching: the clients that may hold these keys are told (one field read when none tracks).
             if (server.Tracking.Any)
-                server.Tracking.Written(client, spec, args);
+                server.Tracking.Written(client.TrackingIdentity, spec, args);
         }
         // A tracking client's read remembers its keys for it.
         if (client.Tracking is { } tracking)
-            server.Tracking.AfterCommand(client, tracking, spec, args);
+            server.Tracking.AfterCommand(client.TrackingIdentity, tracking, spec, args);
         // Only writes defer events (the "del" after an emptying pop); reads pay nothing here.
         if (spec.IsWrite)
             effects.FlushDeferred();

@@ -32,9 +32,16 @@ internal sealed class ScriptClient : ClientSession
     /// <summary>MONITOR shows a script's commands as "[db lua]", as Redis does.</summary>
     internal override bool RunsScripts => true;
 
+    private ClientSession? _caller;
+
+    /// <summary>A script's reads and writes count for its caller in client-side caching, as in Redis.</summary>
+    internal override ClientSession TrackingIdentity => _caller ?? this;
+
     /// <summary>Takes the caller's place for one run.</summary>
     public void Lend(ClientSession caller, Persistence.AofRecordBuffer? log)
     {
+        _caller = caller;
+        Tracking = caller.Tracking;
         DatabaseIndex = caller.DatabaseIndex;
         Reply.Protocol = 2;
         LoggedWrites = log;
@@ -44,6 +51,8 @@ internal sealed class ScriptClient : ClientSession
     /// <summary>Gives back what <see cref="Lend"/> borrowed.</summary>
     public void Return()
     {
+        _caller = null;
+        Tracking = null;
         LoggedWrites = null;
         Effects = OwnEffects;
     }

@@ -34,6 +34,7 @@ public sealed class LiveStudioSource(DataServer server, LiveHistoryFeed feed, IL
     public IReadOnlyList<ClientSnapshot> Clients() => ClientView.Build(server);
     public IReadOnlyList<InFlightWork> InFlight() => InFlightView.Build();
     public IReadOnlyList<CommandStatistics> Commands() => CommandView.Build(server);
+    public ScriptReport? Scripts() => ScriptView.Build(server, withSource: false);
     public LatencyReport? Latency() => LatencyView.Build(server);
     public IReadOnlyList<SlowLogRecord> SlowLog() => SlowLogView.Build(server);
     public MemoryReport? Memory() => MemoryView.Build(server);

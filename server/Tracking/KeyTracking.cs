@@ -180,7 +180,8 @@ public sealed class KeyTracking
     /// </summary>
     public void AfterCommand(ClientSession client, ClientTracking tracking, CommandSpec spec, ArgList args)
     {
-        if ((spec.Flags & (CommandFlags.ReadOnly | CommandFlags.PubSub)) == CommandFlags.ReadOnly && tracking.RemembersReads)
+        // EVAL_RO and FCALL_RO remember nothing themselves: their script's reads are remembered one by one.
+        if ((spec.Flags & (CommandFlags.ReadOnly | CommandFlags.PubSub)) == CommandFlags.ReadOnly && tracking.RemembersReads && spec.Group != "scripting")
             Remember(client.Id, spec, args);
         if (tracking.CachingGiven && !client.InMulti && !client.InTransaction && (spec.Parent ?? spec).Name != "client")
             tracking.CachingGiven = false;

@@ -27,6 +27,8 @@ public interface IStudioSource
     IReadOnlyList<ClientSnapshot> Clients();
     IReadOnlyList<InFlightWork> InFlight();
     IReadOnlyList<CommandStatistics> Commands();
+    /// <summary>The Lua scripts and functions with their stats (never their source); null when a package predates them.</summary>
+    ScriptReport? Scripts();
     LatencyReport? Latency();
     IReadOnlyList<SlowLogRecord> SlowLog();
     MemoryReport? Memory();

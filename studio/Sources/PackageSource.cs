@@ -56,6 +56,7 @@ public sealed class PackageSource : IStudioSource
     public IReadOnlyList<ClientSnapshot> Clients() => _input.Clients;
     public IReadOnlyList<InFlightWork> InFlight() => _inFlight;
     public IReadOnlyList<CommandStatistics> Commands() => _input.Commands;
+    public ScriptReport? Scripts() => _input.Scripts;
     public LatencyReport? Latency() => _input.Latency;
     public IReadOnlyList<SlowLogRecord> SlowLog() => _input.SlowLog;
     public MemoryReport? Memory() => _input.Memory;

@@ -5,7 +5,7 @@ using CommandsPage = Diagnostics.Studio.Pages.Commands;
 
 namespace Diagnostics.Server.Tests.Studio;
 
-/// <summary>The Commands page with fixed data: commandstats sorted, a command's latency histogram, the slow log.</summary>
+/// <summary>The Commands page with fixed data: commandstats sorted, a command's latency histogram, the scripts, the slow log.</summary>
 public sealed class CommandsComponentTests
 {
     private static FixedStudioSource Source() => new()
@@ -58,5 +58,44 @@ public sealed class CommandsComponentTests
         var page = context.Render<CommandsPage>(source);
         var cells = page.FindAll("table.slowlog tbody td").Select(c => c.TextContent.Trim()).ToArray();
         Assert.Equal(["4", "2026-11-18 11:06:40 UTC", "31 ms", "KEYS *x*", "127.0.0.1:50001 reports"], cells);
+    }
+
+    [Fact]
+    public void ScriptsListEachScriptAndFunctionWithItsStatsAndTheBusyOne()
+    {
+        var source = new FixedStudioSource
+        {
+            ScriptsReport = new ScriptReport
+            {
+                Scripts =
+                [
+                    new ScriptStatistics { Kind = "script", Name = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", Calls = 4, Microseconds = 200, MaxMicroseconds = 120, Flags = ["no-writes"] },
+                    new ScriptStatistics { Kind = "function", Name = "hello", Library = "lib", Description = "greets", Calls = 2, Microseconds = 30, MaxMicroseconds = 20, FailedCalls = 1 },
+                ],
+                Running = new RunningScript { Name = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", ElapsedMs = 6200, Busy = true, ClientId = 9 },
+                EvalVmBytes = 70_000,
+                FunctionsVmBytes = 40_000,
+                BusyTotal = 1,
+            },
+        };
+        using var context = StudioRendering.Context(source);
+        var page = context.Render<CommandsPage>(source);
+        Assert.Equal(["e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "hello"], page.RowKeys("table.scripts", "data-script"));
+        var function = page.FindAll("tr[data-script='hello'] td").Select(c => c.TextContent.Trim()).ToArray();
+        Assert.Equal(["function", "hello", "lib", "", "2", "30 µs", "15 µs", "20 µs", "1"], function);
+        Assert.Equal("no-writes", page.Find("tr[data-script='e0e1f9fabfc9d4800c877a703b823ac0578ff8db'] td:nth-child(4)").TextContent);
+        var busy = page.Find("[data-running-script]");
+        Assert.Contains("Keeping the server busy", busy.TextContent);
+        Assert.Contains("6,200 ms", busy.TextContent);
+        Assert.Contains("warn", busy.ClassName);
+    }
+
+    [Fact]
+    public void WithoutScriptsThePageSaysSo()
+    {
+        var source = Source();
+        using var context = StudioRendering.Context(source);
+        var page = context.Render<CommandsPage>(source);
+        Assert.Contains("No script has been loaded or run.", page.Markup);
     }
 }

@@ -42,6 +42,8 @@ public sealed class FixedStudioSource : IStudioSource, IHistoryFeed
     public IReadOnlyList<ClientSnapshot> Clients() => ClientList;
     public IReadOnlyList<InFlightWork> InFlight() => InFlightList;
     public IReadOnlyList<CommandStatistics> Commands() => CommandList;
+    public ScriptReport? ScriptsReport { get; init; }
+    public ScriptReport? Scripts() => ScriptsReport;
     public LatencyReport? Latency() => LatencyReport;
     public IReadOnlyList<SlowLogRecord> SlowLog() => SlowLogList;
     public MemoryReport? Memory() => MemoryReport;

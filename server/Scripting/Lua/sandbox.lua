@@ -11,7 +11,6 @@ local error, type, tostring, rawget, rawset, rawequal, setmetatable, getmetatabl
       error, type, tostring, rawget, rawset, rawequal, setmetatable, getmetatable, next, select
 local string_format, math_type, math_floor = string.format, math.type, math.floor
 local base_load, base_tostring, collectgarbage = load, tostring, collectgarbage
-local INTERNAL = '=[redis]'
 local READONLY = 'Attempt to modify a readonly table'
 
 -- ---- Lua 5.1's names that 5.4 dropped (Redis embeds 5.1) --------------------------------------
@@ -207,11 +206,12 @@ local function arm_hook() dbg.sethook(busy_hook, '', 100000) end
 -- ---- the error handler ------------------------------------------------------------------------
 
 -- Turns any error into Redis's {err=, source=, line=} with the script's own line: the first
--- frame that is neither C nor this file's wrappers.
+-- frame that is neither C nor the server's own Lua.
 local function error_handler(err)
   local level = 2
   local info = dbg.getinfo(level, 'Sl')
-  while info and (info.what == 'C' or info.source == INTERNAL) do
+  -- Chunks named "=..." are the server's own (this file, the cjson/cmsgpack/bit/struct wrappers).
+  while info and (info.what == 'C' or info.source:sub(1, 1) == '=') do
     level = level + 1
     info = dbg.getinfo(level, 'Sl')
   end

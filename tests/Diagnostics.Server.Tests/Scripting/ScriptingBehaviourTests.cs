@@ -163,6 +163,31 @@ public sealed class ScriptingBehaviourTests
         Assert.True(Field("used_memory") < before + 4_000_000, "the VM's garbage is collected, not kept");
     }
 
+    /// <summary>
+    /// Client-side caching counts a script's reads for its caller, as Redis 7.2 does (script_caller);
+    /// EVAL_RO's declared keys are not remembered by themselves. Not side by side: Debian's Redis
+    /// 7.0.15 remembers the EVAL's declared keys instead of the keys its script read, which 7.2 fixed.
+    /// </summary>
+    [Fact]
+    public void AScriptsReadsAreTrackedForItsCaller()
+    {
+        using var server = ServerProcess.Start();
+        using var tracked = server.Connect();
+        using var writer = server.Connect();
+        Assert.Equal('%', tracked.Call("HELLO", "3").Kind);
+        RespAssert.Ok(tracked.Call("CLIENT", "TRACKING", "ON"));
+        RespAssert.Ok(writer.Call("MSET", "read", "1", "declared", "2"));
+        RespAssert.Bulk("1", tracked.Call("EVAL", "return redis.call('get', 'read')", "0"));
+        RespAssert.Integer(5, tracked.Call("EVAL_RO", "return 5", "1", "declared"));
+        RespAssert.Ok(writer.Call("SET", "declared", "changed"));
+        RespAssert.Ok(writer.Call("SET", "read", "changed"));
+        var push = tracked.Read();
+        Assert.Equal('>', push.Kind);
+        Assert.Equal("invalidate", push.Array[0].Text);
+        Assert.Equal("read", push.Array[1].Array[0].Text);
+        Assert.Equal("PONG", tracked.Call("PING").Text); // nothing for "declared" came before it
+    }
+
     private static (IDisposable Server, Func<RespClient> Connect) Start(string target)
     {
         if (target == "redis-server")
