@@ -1,5 +1,6 @@
 using Diagnostics.ClientLibrary.Tests.Targets;
 using StackExchange.Redis;
+using Xunit.Abstractions;
 
 namespace Diagnostics.ClientLibrary.Tests;
 
@@ -9,7 +10,7 @@ namespace Diagnostics.ClientLibrary.Tests;
 /// of that connection in CLIENT LIST, against both servers.
 /// </summary>
 [Collection(BothServersCollection.Name)]
-public sealed class HandshakeTests(BothServers servers)
+public sealed class HandshakeTests(BothServers servers, ITestOutputHelper output)
 {
     public static TheoryData<Target, RedisProtocol> TargetsAndProtocols => new()
     {
@@ -28,6 +29,7 @@ public sealed class HandshakeTests(BothServers servers)
         using var connection = servers.Connect(target, protocol, name, log);
         var server = connection.GetServer(connection.GetEndPoints()[0]);
 
+        output.WriteLine(log.ToString());
         Assert.True(connection.IsConnected, log.ToString());
         Assert.Equal(protocol, server.Protocol);
         Assert.Equal(Version.Parse(ServerCommandTests.ExpectedVersion(target)), server.Version);

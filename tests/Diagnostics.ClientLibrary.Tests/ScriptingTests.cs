@@ -178,6 +178,67 @@ public sealed class ScriptingTests(BothServers servers)
         Assert.Equal("OK", (string?)db.Execute("FUNCTION", "DELETE", "clientlib"));
     }
 
+    [Theory]
+    [InlineData(Target.Diagnostics)]
+    [InlineData(Target.Redis)]
+    public void ReadOnlyScriptsReadButMayNotWrite(Target target)
+    {
+        using var connection = servers.Connect(target);
+        var db = connection.GetDatabase();
+        RedisKey key = "script:readonly:key";
+        db.StringSet(key, "seen");
+
+        Assert.Equal("seen", (string?)db.ScriptEvaluateReadOnly("return redis.call('GET', KEYS[1])", [key]));
+
+        const string write = "return redis.call('SET', KEYS[1], 'x')";
+        var error = Assert.Throws<RedisServerException>(() => db.ScriptEvaluateReadOnly(write, [key]));
+        Assert.Equal($"ERR Write commands are not allowed from read-only scripts. script: {Sha1(write)}, on @user_script:1.", error.Message);
+        Assert.Equal("seen", db.StringGet(key));
+    }
+
+    [Theory]
+    [InlineData(Target.Diagnostics)]
+    [InlineData(Target.Redis)]
+    public void PreparedScriptRunsUnderAKeyPrefix(Target target)
+    {
+        // withKeyPrefix is how multi-tenant applications share one server: only keys get it.
+        using var connection = servers.Connect(target);
+        var db = connection.GetDatabase();
+        RedisKey key = "counter";
+        db.KeyDelete("tenant-a:counter");
+        var script = LuaScript.Prepare("return {redis.call('INCRBY', @key, @step), @step}");
+
+        var result = (RedisResult[])script.Evaluate(db, new { key, step = 4 }, withKeyPrefix: "tenant-a:")!;
+
+        Assert.Equal(4, (long)result[0]);
+        Assert.Equal("4", (string?)result[1]);
+        Assert.Equal("4", db.StringGet("tenant-a:counter"));
+        Assert.False(db.KeyExists(key));
+    }
+
+    [Theory]
+    [InlineData(Target.Diagnostics)]
+    [InlineData(Target.Redis)]
+    public void Resp3ScriptRepliesReachTheLibraryAsMapsAndDoubles(Target target)
+    {
+        using var connection = servers.Connect(target, RedisProtocol.Resp3);
+        var db = connection.GetDatabase();
+        RedisKey hash = "script:resp3:hash";
+        db.KeyDelete(hash);
+        db.HashSet(hash, "a", "1");
+
+        // Under setresp(3) redis.call gives the script a map, which goes back to a RESP3 client as one.
+        var map = db.ScriptEvaluate("redis.setresp(3); return redis.call('HGETALL', KEYS[1])", [hash]);
+        Assert.Equal(ResultType.Map, map.Resp3Type);
+        var entries = map.ToDictionary();
+        Assert.Equal(["a"], entries.Keys.ToArray());
+        Assert.Equal("1", (string?)entries["a"]);
+
+        var number = db.ScriptEvaluate("return {double=3.5}");
+        Assert.Equal(ResultType.Double, number.Resp3Type);
+        Assert.Equal(3.5, (double)number);
+    }
+
     private static string Sha1(string script) =>
         Convert.ToHexStringLower(System.Security.Cryptography.SHA1.HashData(System.Text.Encoding.UTF8.GetBytes(script)));
 }

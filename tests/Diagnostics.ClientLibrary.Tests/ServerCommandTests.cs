@@ -118,6 +118,41 @@ public sealed class ServerCommandTests(BothServers servers)
     [Theory]
     [InlineData(Target.Diagnostics)]
     [InlineData(Target.Redis)]
+    public void SlowLogAndMemoryStatsAsOperatorsReadThem(Target target)
+    {
+        using var connection = servers.Connect(target);
+        var server = connection.GetServer(connection.GetEndPoints()[0]);
+        var db = connection.GetDatabase();
+
+        // Every command is slow at a threshold of 0 µs; the setting is put back before asserting.
+        server.SlowlogReset();
+        server.ConfigSet("slowlog-log-slower-than", 0);
+        try
+        {
+            db.StringSet("server:slowlog:key", "value");
+        }
+        finally
+        {
+            server.ConfigSet("slowlog-log-slower-than", 10000);
+        }
+        var entries = server.SlowlogGet(50);
+        var set = entries.FirstOrDefault(e => e.Arguments.Length == 3 && e.Arguments[0] == "SET" && e.Arguments[1] == "server:slowlog:key");
+        Assert.True(set is not null, "no SET entry in [" + string.Join("; ", entries.Select(e => string.Join(' ', e.Arguments))) + "]");
+        Assert.True(set.Duration >= TimeSpan.Zero);
+        Assert.InRange(set.Time, DateTime.UtcNow.AddMinutes(-1), DateTime.UtcNow.AddMinutes(1));
+        server.SlowlogReset();
+        Assert.DoesNotContain(server.SlowlogGet(50), e => e.Arguments.Length > 1 && e.Arguments[1] == "server:slowlog:key");
+
+        var stats = server.MemoryStats().ToDictionary();
+        foreach (var field in (string[])["peak.allocated", "total.allocated", "startup.allocated", "keys.count", "dataset.bytes"])
+            Assert.True(stats.ContainsKey(field), $"MEMORY STATS has no {field}: [{string.Join(", ", stats.Keys)}]");
+        Assert.True((long)stats["total.allocated"] > 0);
+        db.KeyDelete("server:slowlog:key");
+    }
+
+    [Theory]
+    [InlineData(Target.Diagnostics)]
+    [InlineData(Target.Redis)]
     public void PingMeasuresARoundTrip(Target target)
     {
         using var connection = servers.Connect(target);

@@ -142,6 +142,31 @@ public sealed class TransactionTests(BothServers servers)
     [Theory]
     [InlineData(Target.Diagnostics)]
     [InlineData(Target.Redis)]
+    public void LockTakeExtendAndReleaseHonourTheToken(Target target)
+    {
+        // The library's lock helpers: SET NX PX to take, and a token check before extend/release.
+        using var connection = servers.Connect(target);
+        var db = connection.GetDatabase();
+        RedisKey resource = "tx:lock:resource";
+        db.KeyDelete(resource);
+
+        Assert.True(db.LockTake(resource, "worker-1", TimeSpan.FromSeconds(30)));
+        Assert.False(db.LockTake(resource, "worker-2", TimeSpan.FromSeconds(30)));
+        Assert.Equal("worker-1", db.LockQuery(resource));
+        Assert.False(db.LockExtend(resource, "worker-2", TimeSpan.FromSeconds(300)));
+        Assert.True(db.LockExtend(resource, "worker-1", TimeSpan.FromSeconds(300)));
+        Assert.InRange(db.KeyTimeToLive(resource)!.Value, TimeSpan.FromSeconds(250), TimeSpan.FromSeconds(300));
+        Assert.False(db.LockRelease(resource, "worker-2"));
+        Assert.True(db.KeyExists(resource));
+        Assert.True(db.LockRelease(resource, "worker-1"));
+        Assert.False(db.KeyExists(resource));
+        Assert.True(db.LockTake(resource, "worker-2", TimeSpan.FromSeconds(30)));
+        Assert.True(db.LockRelease(resource, "worker-2"));
+    }
+
+    [Theory]
+    [InlineData(Target.Diagnostics)]
+    [InlineData(Target.Redis)]
     public async Task BatchSendsCommandsTogetherAndEachGetsItsReply(Target target)
     {
         using var connection = servers.Connect(target);
