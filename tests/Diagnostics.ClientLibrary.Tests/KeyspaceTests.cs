@@ -37,6 +37,12 @@ public sealed class KeyspaceTests(BothServers servers)
         Assert.True(db.StringSet(session, "forever"));
         Assert.Null(db.KeyTimeToLive(session));
 
+        Assert.Equal("forever", db.StringGetSetExpiry(session, TimeSpan.FromSeconds(30)));
+        Assert.NotNull(db.KeyTimeToLive(session));
+        Assert.Equal("forever", db.StringGetDelete(session));
+        Assert.False(db.KeyExists(session));
+        db.StringSet(session, "forever");
+
         var values = db.StringGet([session, lockKey, "keyspace:string:missing"]);
         Assert.Equal(["forever", "owner-1", RedisValue.Null], values);
     }
@@ -66,6 +72,43 @@ public sealed class KeyspaceTests(BothServers servers)
         Diagnostics.Server.Tests.Infrastructure.Poll.Until(() => !db.KeyExists(key), "the key expires");
         Assert.Null(db.KeyTimeToLive(key));
         Assert.False(db.KeyExpire(key, TimeSpan.FromSeconds(5)));
+    }
+
+    [Theory]
+    [InlineData(Target.Diagnostics)]
+    [InlineData(Target.Redis)]
+    public async Task ManyConcurrentCallersShareOnePipelinedConnection(Target target)
+    {
+        // The multiplexer writes every caller's command onto one socket as they come: the server
+        // sees deep pipelines of mixed commands and must answer each in order.
+        using var connection = servers.Connect(target);
+        var db = connection.GetDatabase();
+        RedisKey counter = "keyspace:pipeline:counter", list = "keyspace:pipeline:list";
+        db.KeyDelete([counter, list]);
+        const int callers = 8, callsEach = 500;
+        var workers = new Task[callers];
+        for (int c = 0; c < callers; c++)
+        {
+            int caller = c;
+            workers[c] = Task.Run(async () =>
+            {
+                var pending = new List<Task>(callsEach * 2);
+                for (int i = 0; i < callsEach; i++)
+                {
+                    pending.Add(db.StringIncrementAsync(counter));
+                    pending.Add(db.ListRightPushAsync(list, $"{caller}:{i}"));
+                }
+                await Task.WhenAll(pending);
+                // Each caller's own pushes are in the order it sent them.
+                var mine = (await db.ListRangeAsync(list)).Texts().Where(v => v.StartsWith($"{caller}:", StringComparison.Ordinal)).ToArray();
+                Assert.Equal(Enumerable.Range(0, callsEach).Select(i => $"{caller}:{i}"), mine);
+            });
+        }
+        await Task.WhenAll(workers).WaitAsync(TimeSpan.FromSeconds(60));
+
+        Assert.Equal(callers * callsEach, (long)db.StringGet(counter));
+        Assert.Equal(callers * callsEach, db.ListLength(list));
+        db.KeyDelete([counter, list]);
     }
 
     [Theory]

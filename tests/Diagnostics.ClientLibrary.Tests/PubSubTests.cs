@@ -72,6 +72,39 @@ public sealed class PubSubTests(BothServers servers)
 
     [Theory]
     [MemberData(nameof(TargetsAndProtocols))]
+    public async Task KeyspaceNotificationsReachAPatternSubscriber(Target target, RedisProtocol protocol)
+    {
+        // Cache invalidation as applications build it: the server publishes what happens to keys.
+        using var connection = servers.Connect(target, protocol);
+        var server = connection.GetServer(connection.GetEndPoints()[0]);
+        var db = connection.GetDatabase();
+        string key = $"notify:{protocol}:item";
+        db.KeyDelete(key);
+        var queue = await connection.GetSubscriber().SubscribeAsync(RedisChannel.Pattern($"__keyspace@0__:notify:{protocol}:*"));
+        server.ConfigSet("notify-keyspace-events", "KA");
+        var events = new List<string>();
+        try
+        {
+            db.StringSet(key, "1");
+            db.StringIncrement(key);
+            db.KeyExpire(key, TimeSpan.FromSeconds(100));
+            db.KeyDelete(key);
+            for (int i = 0; i < 4; i++)
+            {
+                var message = await queue.ReadAsync().AsTask().WaitAsync(TimeSpan.FromSeconds(10));
+                Assert.Equal($"__keyspace@0__:{key}", (string?)message.Channel);
+                events.Add((string)message.Message!);
+            }
+        }
+        finally
+        {
+            server.ConfigSet("notify-keyspace-events", "");
+        }
+        Assert.Equal(["set", "incrby", "expire", "del"], events);
+    }
+
+    [Theory]
+    [MemberData(nameof(TargetsAndProtocols))]
     public void UnsubscribeStopsDeliveryAndTheServerCountsNoSubscriber(Target target, RedisProtocol protocol)
     {
         using var subscriberConnection = servers.Connect(target, protocol);
