@@ -125,10 +125,15 @@ public sealed class ScriptingTests(BothServers servers)
         Assert.True(server.ScriptExists(loaded.Hash));
         Assert.Equal(5, (long)loaded.Evaluate(db, new { key, step = 5 }));
 
-        // The server forgets every script; the library sees NOSCRIPT and sends the script's body.
+        // The server forgets every script; the library sends EVALSHA, sees NOSCRIPT, and sends the
+        // script's body: the server counts the one NOSCRIPT reply and the EVAL that followed.
         server.ScriptFlush();
         Assert.False(server.ScriptExists(loaded.Hash));
+        long noScriptBefore = StatCount(server, "errorstats", "errorstat_NOSCRIPT", "count");
+        long evalBefore = StatCount(server, "commandstats", "cmdstat_eval", "calls");
         Assert.Equal(12, (long)loaded.Evaluate(db, new { key, step = 7 }));
+        Assert.Equal(noScriptBefore + 1, StatCount(server, "errorstats", "errorstat_NOSCRIPT", "count"));
+        Assert.Equal(evalBefore + 1, StatCount(server, "commandstats", "cmdstat_eval", "calls"));
         Assert.Equal(19, (long)script.Evaluate(db, new { key, step = 7 }));
     }
 
@@ -237,6 +242,18 @@ public sealed class ScriptingTests(BothServers servers)
         var number = db.ScriptEvaluate("return {double=3.5}");
         Assert.Equal(ResultType.Double, number.Resp3Type);
         Assert.Equal(3.5, (double)number);
+    }
+
+    /// <summary>One number of an INFO line such as "errorstat_NOSCRIPT:count=2" (0 when the line is absent).</summary>
+    private static long StatCount(IServer server, string section, string line, string field)
+    {
+        foreach (var group in server.Info(section))
+            foreach (var pair in group)
+                if (pair.Key == line)
+                    foreach (var part in pair.Value.Split(','))
+                        if (part.StartsWith(field + "=", StringComparison.Ordinal))
+                            return long.Parse(part.AsSpan(field.Length + 1));
+        return 0;
     }
 
     private static string Sha1(string script) =>
