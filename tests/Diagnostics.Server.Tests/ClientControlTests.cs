@@ -14,24 +14,13 @@ public sealed class ClientControlTests
 {
     private const int HeldMs = 300;
 
-    private static (IDisposable Server, Func<RespClient> Connect) Start(string target)
-    {
-        if (target == "redis-server")
-        {
-            var redis = RealRedisServer.Start();
-            return (redis, redis.Connect);
-        }
-        var ours = ServerProcess.Start();
-        return (ours, ours.Connect);
-    }
-
     /// <summary>Runs <paramref name="scenario"/> on both servers and compares what it recorded.</summary>
     private static List<string> SideBySide(Action<Func<RespClient>, List<string>> scenario)
     {
         var transcripts = new List<List<string>>();
         foreach (var target in new[] { "redis-server", "diagnostics-server" })
         {
-            var (server, connect) = Start(target);
+            var (server, connect) = ServerTarget.Start(target);
             using var _ = server;
             var transcript = new List<string>();
             scenario(connect, transcript);

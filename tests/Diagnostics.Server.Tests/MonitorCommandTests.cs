@@ -16,17 +16,6 @@ public sealed partial class MonitorCommandTests
     [GeneratedRegex(@"^(\d+)\.(\d{6}) \[(\d+) 127\.0\.0\.1:(\d+)\] (.*)$")]
     private static partial Regex MonitorLine();
 
-    private static (IDisposable Server, Func<RespClient> Connect) Start(string target)
-    {
-        if (target == "redis-server")
-        {
-            var redis = RealRedisServer.Start();
-            return (redis, redis.Connect);
-        }
-        var ours = ServerProcess.Start();
-        return (ours, ours.Connect);
-    }
-
     [Theory]
     [InlineData(2)]
     [InlineData(3)]
@@ -43,7 +32,7 @@ public sealed partial class MonitorCommandTests
     /// <summary>Runs one workload with a monitor attached; returns the monitor's lines, timestamps and ports checked then taken out.</summary>
     private static List<string> Feed(string target, int protocol)
     {
-        var (server, connect) = Start(target);
+        var (server, connect) = ServerTarget.Start(target);
         using var _ = server;
         using var monitor = connect();
         using var client = connect();
@@ -97,7 +86,7 @@ public sealed partial class MonitorCommandTests
     [InlineData("redis-server")]
     public void AMonitorCannotTouchTheKeyspaceAndResetEndsIt(string target)
     {
-        var (server, connect) = Start(target);
+        var (server, connect) = ServerTarget.Start(target);
         using var _ = server;
         using var monitor = connect();
         using var client = connect();
@@ -120,8 +109,8 @@ public sealed partial class MonitorCommandTests
     [Fact]
     public void CommandInfoAndDocsDescribeMonitorAsRedisDoes()
     {
-        var (ours, connectOurs) = Start("diagnostics-server");
-        var (redis, connectRedis) = Start("redis-server");
+        var (ours, connectOurs) = ServerTarget.Start("diagnostics-server");
+        var (redis, connectRedis) = ServerTarget.Start("redis-server");
         using (ours)
         using (redis)
         using (var a = connectOurs())
@@ -139,7 +128,7 @@ public sealed partial class MonitorCommandTests
     [InlineData("redis-server")]
     public void MonitorInsideATransactionIsRefusedByExec(string target)
     {
-        var (server, connect) = Start(target);
+        var (server, connect) = ServerTarget.Start(target);
         using var _ = server;
         using var client = connect();
         RespAssert.Ok(client.Call("MULTI"));

@@ -35,9 +35,10 @@ public static class InfoBuilder
         new("commandstats", "Commandstats", false, WriteCommandStats),
         new("errorstats", "Errorstats", true, WriteErrorStats),
         new("latencystats", "Latencystats", false, LatencyStatsInfo.Write),
-        new("scripts", "Scripts", false, Scripting.ScriptInfo.Write),
         new("cluster", "Cluster", true, (text, _) => Field(text, "cluster_enabled", 0)),
         new("keyspace", "Keyspace", true, WriteKeyspace),
+        // This server's own sections follow Redis's.
+        new("scripts", "Scripts", false, Scripting.ScriptInfo.Write),
         new("threads", "Threads", false, WriteThreads),
         new("diskio", "Diskio", false, DiskIoInfo.Write),
         new("diagnostics", "Diagnostics", false, WriteDiagnostics),

@@ -18,28 +18,10 @@ public sealed class DataTypeConformanceTests
     [MemberData(nameof(Scripts))]
     public void RepliesMatchRedis(string script)
     {
-        using var ours = ServerProcess.Start();
-        using var redis = RealRedisServer.Start();
-        foreach (int protocol in (int[])[2, 3])
-        {
-            using var a = ours.Connect();
-            using var b = redis.Connect();
-            if (protocol == 3)
-            {
-                a.Call("HELLO", "3");
-                b.Call("HELLO", "3");
-            }
-            RespAssert.Ok(a.Call("FLUSHALL"));
-            RespAssert.Ok(b.Call("FLUSHALL"));
-            foreach (string line in Conformance[script])
-            {
-                bool unordered = line.StartsWith('~');
-                string[] command = (unordered ? line[1..] : line).Split(' ');
-                string mine = Render(a.Call(command), unordered);
-                string theirs = Render(b.Call(command), unordered);
-                Assert.True(mine == theirs, $"RESP{protocol} {string.Join(' ', command)}\n  redis: {theirs}\n  ours:  {mine}");
-            }
-        }
+        string[] lines = Conformance[script];
+        bool[] unordered = [.. lines.Select(line => line.StartsWith('~'))];
+        string[][] commands = [.. lines.Select((line, i) => (unordered[i] ? line[1..] : line).Split(' '))];
+        SideBySideReplies.AssertSame(commands, c => RespAssert.Ok(c.Call("FLUSHALL")), (i, reply) => Render(reply, unordered[i]));
     }
 
     private static string Render(RespValue reply, bool unordered)

@@ -20,7 +20,7 @@ public sealed class ScriptingBehaviourTests
     [InlineData("redis-server")]
     public void ARunawayScriptMakesOthersBusyUntilKilled(string target)
     {
-        var (server, connect) = Start(target);
+        var (server, connect) = ServerTarget.Start(target);
         using var _ = server;
         using var runner = connect();
         using var other = connect();
@@ -117,7 +117,7 @@ public sealed class ScriptingBehaviourTests
     {
         List<string> Lines(string target)
         {
-            var (server, connect) = Start(target);
+            var (server, connect) = ServerTarget.Start(target);
             using var _ = server;
             using var monitor = connect();
             using var c = connect();
@@ -186,17 +186,6 @@ public sealed class ScriptingBehaviourTests
         Assert.Equal("invalidate", push.Array[0].Text);
         Assert.Equal("read", push.Array[1].Array[0].Text);
         Assert.Equal("PONG", tracked.Call("PING").Text); // nothing for "declared" came before it
-    }
-
-    private static (IDisposable Server, Func<RespClient> Connect) Start(string target)
-    {
-        if (target == "redis-server")
-        {
-            var redis = RealRedisServer.Start();
-            return (redis, redis.Connect);
-        }
-        var ours = ServerProcess.Start();
-        return (ours, ours.Connect);
     }
 
     private static string ReadAof(string dir)

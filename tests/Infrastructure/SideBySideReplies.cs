@@ -1,0 +1,34 @@
+namespace Diagnostics.Server.Tests.Infrastructure;
+
+/// <summary>
+/// The conformance tests' loop: the same commands sent to this server and to the real
+/// redis-server, in RESP2 and then RESP3, every reply compared as text, error texts included.
+/// </summary>
+public static class SideBySideReplies
+{
+    /// <param name="reset">Run on each connection before the commands (FLUSHALL, SCRIPT FLUSH...).</param>
+    /// <param name="render">A reply as compared, given its command's index (to sort a reply whose order Redis leaves open); ToString when null.</param>
+    public static void AssertSame(IReadOnlyList<string[]> commands, Action<RespClient> reset, Func<int, RespValue, string>? render = null)
+    {
+        render ??= (_, reply) => reply.ToString();
+        using var ours = ServerProcess.Start();
+        using var redis = RealRedisServer.Start();
+        foreach (int protocol in (int[])[2, 3])
+        {
+            using var a = ours.Connect();
+            using var b = redis.Connect();
+            foreach (var c in new[] { a, b })
+            {
+                if (protocol == 3)
+                    Assert.Equal('%', c.Call("HELLO", "3").Kind);
+                reset(c);
+            }
+            for (int i = 0; i < commands.Count; i++)
+            {
+                string mine = render(i, a.Call(commands[i]));
+                string theirs = render(i, b.Call(commands[i]));
+                Assert.True(mine == theirs, $"RESP{protocol} {string.Join(' ', commands[i])}\n  redis: {theirs}\n  ours:  {mine}");
+            }
+        }
+    }
+}
