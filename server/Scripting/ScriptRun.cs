@@ -15,7 +15,7 @@ namespace Diagnostics.Server.Scripting;
 /// <see cref="Call"/> runs a command through the executor for the script's client and hands the
 /// reply back as a Lua value. One per VM, reused run after run.
 /// </summary>
-internal sealed unsafe class ScriptRun
+internal sealed unsafe class ScriptRun : IDisposable
 {
     private readonly DataServer _server;
     private readonly ScriptClient _client;
@@ -53,7 +53,6 @@ internal sealed unsafe class ScriptRun
     public int LoggedCommands { get; private set; }
     /// <summary>redis.setresp: the protocol of the replies the script's commands give it.</summary>
     public int Resp => _client.Reply.Protocol;
-    public long StartedTimestamp => _started;
     public bool Busy { get; private set; }
     public bool KillRequested => _killRequested;
 
