@@ -16,7 +16,7 @@ work=$repo/artifacts/fuzz
 out=${FUZZ_OUT:-$work/runs}
 configuration=${FUZZ_CONFIGURATION:-Release}
 timeout_ms=${FUZZ_TIMEOUT_MS:-2000}
-all_targets=(resp aof rdb config package announcement)
+all_targets=(resp aof rdb config package announcement function-dump)
 
 build() {
     dotnet build "$here" -c "$configuration" -o "$work/build" -v q --nologo >/dev/null
@@ -52,6 +52,7 @@ instrument() {
         config)  "$work/tools/sharpfuzz" "$bin/Diagnostics.Server.dll" Diagnostics.Server.Configuration ;;
         package) "$work/tools/sharpfuzz" "$bin/Diagnostics.Doctor.dll"
                  "$work/tools/sharpfuzz" "$bin/Diagnostics.Contracts.dll" ;;
+        function-dump) "$work/tools/sharpfuzz" "$bin/Diagnostics.Server.dll" Diagnostics.Server.Scripting.Functions Diagnostics.Server.Persistence ;;
         announcement) "$work/tools/sharpfuzz" "$bin/Diagnostics.Monitor.dll" Diagnostics.Monitor.Attach
                  "$work/tools/sharpfuzz" "$bin/Diagnostics.Contracts.dll" ;;
         *) echo "unknown target $target (one of: ${all_targets[*]})" >&2; exit 2 ;;

@@ -5,7 +5,7 @@ namespace Diagnostics.Fuzz.Harness;
 /// <summary>Every target, by the name fuzz.sh passes on the command line.</summary>
 public static class FuzzTargets
 {
-    public static IReadOnlyList<string> Names { get; } = ["resp", "aof", "rdb", "config", "package", "announcement"];
+    public static IReadOnlyList<string> Names { get; } = ["resp", "aof", "rdb", "config", "package", "announcement", "function-dump"];
 
     /// <summary>Creates the target on demand: the aof target starts a server's worth of state.</summary>
     public static IFuzzTarget? Create(string name) => name switch
@@ -15,6 +15,7 @@ public static class FuzzTargets
         "rdb" => new RdbTarget(),
         "config" => new ConfigTarget(),
         "package" => new PackageTarget(),
+        "function-dump" => new FunctionDumpTarget(),
         "announcement" when OperatingSystem.IsLinux() => new AnnouncementTarget(),
         _ => null,
     };

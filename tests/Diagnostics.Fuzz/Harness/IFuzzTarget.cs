@@ -7,7 +7,7 @@ namespace Diagnostics.Fuzz.Harness;
 /// </summary>
 public interface IFuzzTarget
 {
-    /// <summary>The name fuzz.sh and the corpus folder use: resp, aof, rdb, config, package, announcement.</summary>
+    /// <summary>The name fuzz.sh and the corpus folder use: resp, aof, rdb, config, package, announcement, function-dump.</summary>
     string Name { get; }
 
     void Run(ReadOnlySpan<byte> input);
