@@ -50,39 +50,22 @@ public sealed class KeyTracking
     public int Prefixes => _prefixes.Length;
 
     /// <summary>INFO tracking_total_keys.</summary>
-    public long TotalKeys
-    {
-        get
-        {
-            long total = 0;
-            foreach (var shard in _keyspace.Shards)
-                total += shard.TrackedKeys?.Count ?? 0;
-            return total;
-        }
-    }
+    public long TotalKeys => SumOverShards(static table => table.Count);
 
     /// <summary>Tracked bytes the tables hold (already part of used_memory).</summary>
-    public long TotalBytes
-    {
-        get
-        {
-            long total = 0;
-            foreach (var shard in _keyspace.Shards)
-                total += shard.TrackedKeys?.Bytes ?? 0;
-            return total;
-        }
-    }
+    public long TotalBytes => SumOverShards(static table => table.Bytes);
 
     /// <summary>INFO tracking_total_items.</summary>
-    public long TotalItems
+    public long TotalItems => SumOverShards(static table => table.Items);
+
+    /// <summary>One figure of every shard's tracking table, added up (a shard nobody tracked in has none).</summary>
+    private long SumOverShards(Func<TrackedKeys, long> figure)
     {
-        get
-        {
-            long total = 0;
-            foreach (var shard in _keyspace.Shards)
-                total += shard.TrackedKeys?.Items ?? 0;
-            return total;
-        }
+        long total = 0;
+        foreach (var shard in _keyspace.Shards)
+            if (shard.TrackedKeys is { } table)
+                total += figure(table);
+        return total;
     }
 
     /// <summary>
