@@ -23,6 +23,11 @@ public enum CommandFlags
     SkipMonitor = 1 << 14,
     /// <summary>Not a write, but may be propagated (PUBLISH, PFCOUNT, scripts): CLIENT PAUSE WRITE holds it. COMMAND does not show it, as Redis 7.0 does not.</summary>
     MayReplicate = 1 << 15,
+    /// <summary>
+    /// Runs a Lua script (the EVAL and FCALL families): starts on the thread that read it, and
+    /// gives itself back to run on a pool thread when it may run long (see ScriptEngine.Run).
+    /// </summary>
+    RunsScript = 1 << 16,
 
     /// <summary>Touches no keys: runs on the connection's own thread, no shard involved.</summary>
     Connection = 1 << 20,

@@ -20,6 +20,7 @@ public sealed class Keyspace : IDisposable
         _shards = new Shard[shardCount];
         for (int i = 0; i < shardCount; i++)
             _shards[i] = new Shard(i, databases, mode, Cron, Watches);
+        Gate = new KeyspaceGate(_shards);
         if (mode == ExecutionMode.Inline && runCron)
         {
             // Inline shards have no thread of their own; one timer thread runs their cron.
@@ -116,6 +117,9 @@ public sealed class Keyspace : IDisposable
     /// <summary>WATCH registrations in this keyspace: none, and writes skip looking for watchers.</summary>
     public Transactions.WatchRegistrations Watches { get; } = new();
     public Shard[] Shards => _shards;
+
+    /// <summary>Inline mode: where whole-keyspace commands from the request path run, one holder at a time.</summary>
+    public KeyspaceGate Gate { get; }
 
     /// <summary>Keys expired (lazily or by the cron) in every shard and database since start or CONFIG RESETSTAT.</summary>
     public long ExpiredKeys

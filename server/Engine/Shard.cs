@@ -13,24 +13,11 @@ namespace Diagnostics.Server.Engine;
 /// </summary>
 public sealed class Shard : IThreadPoolWorkItem, IDisposable
 {
-    // A holder runs, and then wakes the owners of, at most this many handed-off works per turn, so
-    // its own sockets wait at most that long; what is left goes to the thread pool.
-    private const int MaxHandOffsPerTurn = 256;
-    // ... and stops once their owners hold this many reply bytes unsent: each sends only when woken,
-    // so a turn of 50 LRANGE_600 pipelines would hold 235 MB of replies at once.
-    private const long MaxHandOffOutputPerTurn = 4 * 1024 * 1024;
     // About two microseconds of spinning before a hand-off (TryEnterAfterShortSpin).
     private const int ShortSpinRounds = 8;
     private const int ShortSpinIterations = 16;
-    // Handed-off works this thread ran and is waking the owners of (see Complete). Per-thread
-    // scheduling state, not context handed to a callee: waking an owner runs its continuation on
-    // this stack, which may let go of another shard and call Complete again; the thread's own
-    // queue turns that recursion into the loop already running further up the same stack.
-    [ThreadStatic] private static ShardWork? t_wakeHead;
-    [ThreadStatic] private static ShardWork? t_wakeTail;
-    [ThreadStatic] private static bool t_waking;
     private readonly ConcurrentQueue<ShardWork> _queue = new();
-    private readonly ConcurrentQueue<ShardWork> _handOffs = new();
+    private readonly HandOffQueue _handOffs;
     private readonly ManualResetEventSlim _wake = new(false, spinCount: 0);
     private readonly Lock _inlineGate = new();
     private readonly Thread? _thread;
@@ -43,6 +30,7 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
     {
         Index = index;
         Mode = mode;
+        _handOffs = new HandOffQueue(this);
         Databases = new Database[databases];
         for (int i = 0; i < databases; i++)
             Databases[i] = new Database(i, this, watchRegistrations);
@@ -150,13 +138,13 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
         ShardWork? ran;
         try
         {
-            ran = RunHandOffs();
+            ran = _handOffs.RunTurn();
         }
         finally
         {
             _inlineGate.Exit();
         }
-        Complete(ran);
+        HandOffQueue.Complete(ran);
     }
 
     /// <summary>
@@ -169,7 +157,7 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
     {
         if (_handOffs.IsEmpty || !_inlineGate.IsHeldByCurrentThread)
             return;
-        var ran = RunHandOffs();
+        var ran = _handOffs.RunTurn();
         while (ran is not null)
         {
             var next = ran.NextRan;
@@ -221,82 +209,6 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
         finally
         {
             ExitInline();
-        }
-    }
-
-    /// <summary>Runs handed-off work for its owners while this thread holds the shard; returns it in arrival order.</summary>
-    private ShardWork? RunHandOffs()
-    {
-        ShardWork? first = null, last = null;
-        long output = 0;
-        for (int n = 0; n < MaxHandOffsPerTurn && output < MaxHandOffOutputPerTurn && _handOffs.TryDequeue(out var work); n++)
-        {
-            try
-            {
-                work.Execute(this);
-            }
-            catch (Exception ex)
-            {
-                work.HandOffFailure = ex; // its owner's to see, as if it had run the work itself
-            }
-            output += work.PendingOutputBytes;
-            if (last is null)
-                first = work;
-            else
-                last.NextRan = work;
-            last = work;
-        }
-        return first;
-    }
-
-    /// <summary>
-    /// Wakes the owners of work this thread ran, after letting the shard go, running their
-    /// continuations right here: no thread hand-off, no pool thread woken. A continuation often
-    /// takes a shard and runs others' work in turn; what it then completes joins this thread's
-    /// queue instead of nesting, so the stack stays flat however long the chain.
-    /// </summary>
-    private static void Complete(ShardWork? ran)
-    {
-        if (ran is null)
-            return;
-        if (t_wakeTail is null)
-            t_wakeHead = ran;
-        else
-            t_wakeTail.NextRan = ran;
-        while (ran.NextRan is not null)
-            ran = ran.NextRan;
-        t_wakeTail = ran;
-        if (t_waking)
-            return; // inside a continuation: the loop further up this stack gets to it
-        t_waking = true;
-        int woken = 0;
-        try
-        {
-            while (t_wakeHead is { } work && woken++ < MaxHandOffsPerTurn)
-            {
-                // Unlink first: the owner may hand the same work over again at once.
-                t_wakeHead = work.NextRan;
-                if (t_wakeHead is null)
-                    t_wakeTail = null;
-                work.NextRan = null;
-                Exception? failure = work.HandOffFailure;
-                work.HandOffFailure = null;
-                work.HandOffCompleted(failure, continueHere: true);
-            }
-        }
-        finally
-        {
-            t_waking = false;
-            // Past the turn's bound, so this thread gets back to its own sockets (or, which does
-            // not happen as async methods keep their exceptions, after a continuation threw):
-            // the owners still waiting wake on pool threads.
-            while (t_wakeHead is { } work)
-            {
-                t_wakeHead = work.NextRan;
-                work.NextRan = null;
-                work.HandOffCompleted(work.HandOffFailure, continueHere: false);
-            }
-            t_wakeTail = null;
         }
     }
 

@@ -6,6 +6,10 @@ public abstract class ShardWork
     /// <summary>Runs on the shard's executor thread (or under its lock in inline mode).</summary>
     public abstract void Execute(Shard shard);
 
+    /// <summary>Runs with every shard held (inline mode, <see cref="KeyspaceGate"/>): work that touches the whole keyspace.</summary>
+    public virtual void ExecuteHoldingAll(Shard[] shards)
+        => throw new InvalidOperationException($"{GetType().Name} cannot run across the keyspace");
+
     /// <summary>
     /// Inline mode: the work was handed to the shard's holder (<see cref="Shard.RunOrHandOff"/>),
     /// which ran it and has let the shard go; <paramref name="failure"/> is what it threw.

@@ -74,6 +74,13 @@ public abstract class ClientSession : IDisposable
     /// <summary>Set by a blocking command that found nothing: the connection waits on it before running anything else.</summary>
     internal BlockedClient? PendingBlock { get; set; }
 
+    /// <summary>
+    /// Set by a command that gave itself back unrun: a script that may run long, on a thread that
+    /// also serves other sockets (see ScriptEngine.Run). Nothing was replied or counted; the
+    /// connection runs it again from a pool thread.
+    /// </summary>
+    internal bool RunElsewhere { get; set; }
+
     /// <summary>Which command of the current batch is running (a blocked client is served by it).</summary>
     internal int CurrentCommandIndex { get; set; }
 
@@ -92,8 +99,9 @@ public abstract class ClientSession : IDisposable
     public Tracking.ClientTracking? Tracking { get; internal set; }
 
     /// <summary>
-    /// The next command run for this client is a blocked command run again now that its key has
-    /// a value: MONITOR showed it when it first ran. The executor clears it.
+    /// The next command run for this client is a command run again (a blocked one now that its key
+    /// has a value, or a script that gave itself back): MONITOR showed it when it first ran. The
+    /// executor clears it.
     /// </summary>
     internal bool Reprocessing { get; set; }
 

@@ -180,6 +180,9 @@ public sealed class CommandExecutor(DataServer server)
             context.Error($"ERR internal error while executing '{spec.FullName}': {ex.Message}");
         }
         counters.InFlight.End();
+        // A script that gave itself back runs again elsewhere: that run is the one counted.
+        if (client.RunElsewhere)
+            return;
         // The effects, in Redis's order: the command propagated, WATCH, its keyspace events, then
         // the clients it made ready served (their pops propagated after it, into the same buffer).
         if (logged is not null && spec.IsWrite && !context.Failed && context.Logging == AofLogging.Verbatim)

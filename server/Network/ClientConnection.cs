@@ -352,7 +352,7 @@ public sealed partial class ClientConnection : ClientSession
         Blocked = block;
         try
         {
-            await ShardRouter.LeaveSocketThreadAsync();
+            await ThreadPoolHop.FromSocketThread();
             while (true)
             {
                 long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();

@@ -17,9 +17,10 @@ namespace Diagnostics.Server.Network;
 internal sealed class ShardRouter
 {
     // How long a socket engine thread may wait for a busy shard before the connection moves to
-    // the thread pool to wait there (see LeaveSocketThreadAsync).
+    // the thread pool to wait there (see ThreadPoolHop).
     private const int SocketThreadShardWaitMs = 1;
-    // Commands that can run long (whole-keyspace, administrative) leave the socket engine thread first.
+    // Commands that can run long (whole-keyspace, administrative) leave the socket engine thread
+    // first; scripts decide for themselves (ScriptEngine.SocketThreadBudgetMs).
     private const CommandFlags MayRunLong = CommandFlags.AllShards | CommandFlags.Admin;
 
     private readonly ClientConnection _connection;
@@ -74,7 +75,9 @@ internal sealed class ShardRouter
         }
     }
 
-    private enum Route { Immediate, Shard, Coordinated }
+    // Keyspace: every shard, through the keyspace gate in inline mode (scripts, FLUSHALL, KEYS...);
+    // Coordinated: several shards, parked or locked by this connection.
+    private enum Route { Immediate, Shard, Keyspace, Coordinated }
 
     /// <summary>
     /// The common case without an await (inline mode): from command <paramref name="i"/>, runs
@@ -97,7 +100,7 @@ internal sealed class ShardRouter
         {
             if (Classify(i, out int shardIndex) != Route.Shard || (_specs[i]!.Flags & MayRunLong) != 0)
                 return i;
-            int end = RunEnd(i, shardIndex);
+            int end = RunEnd(i, Route.Shard, shardIndex);
             _handOff = _work.Prepare(i, end);
             if (!keyspace.Shards[shardIndex].RunOrHandOff(_work))
             {
@@ -115,15 +118,19 @@ internal sealed class ShardRouter
         return i;
     }
 
-    /// <summary>Where the run of commands for <paramref name="shardIndex"/> that starts at <paramref name="i"/> ends: a command that may block ends it, as what follows waits until it is served.</summary>
-    private int RunEnd(int i, int shardIndex)
+    /// <summary>
+    /// Where the run of commands with <paramref name="route"/> (for <paramref name="shardIndex"/>)
+    /// that starts at <paramref name="i"/> ends: a command that may block ends it, as what follows
+    /// waits until it is served.
+    /// </summary>
+    private int RunEnd(int i, Route route, int shardIndex)
     {
         int count = _batch.CommandCount;
         int end = i + 1;
         // Paused: one command per run, so each is checked against the pause before it runs.
         if (_server.Pause.Mode != PauseMode.None)
             return end;
-        while (end < count && (_specs[end - 1]!.Flags & CommandFlags.Blocking) == 0 && Classify(end, out int next, atHead: false) == Route.Shard && next == shardIndex)
+        while (end < count && (_specs[end - 1]!.Flags & CommandFlags.Blocking) == 0 && Classify(end, out int next, atHead: false) == route && next == shardIndex)
             end++;
         return end;
     }
@@ -161,9 +168,9 @@ internal sealed class ShardRouter
                 await _connection.WaitForPauseEndAsync(_specs[i]!);
                 continue;
             }
-            if (_specs[i] is { } spec && ((spec.Flags & MayRunLong) != 0
+            if (_specs[i] is { } spec && (((spec.Flags & MayRunLong) != 0 && (spec.Flags & CommandFlags.RunsScript) == 0)
                 || (ReferenceEquals(spec, _server.Commands.Exec) && _connection.Transaction is { } queued && queued.QueuedAny(MayRunLong))))
-                await LeaveSocketThreadAsync(); // a MULTI with DEBUG SLEEP or FLUSHALL leaves as that command would alone
+                await ThreadPoolHop.FromSocketThread(); // a MULTI with DEBUG SLEEP or FLUSHALL leaves as that command would alone
             if (route == Route.Immediate)
             {
                 _connection.ExecuteCommand(i);
@@ -180,9 +187,24 @@ internal sealed class ShardRouter
                 continue;
             }
 
-            runEnd = RunEnd(i, shardIndex);
-            Shard shard = keyspace.Shards[shardIndex];
+            runEnd = RunEnd(i, route, shardIndex);
             var done = _work.Prepare(i, runEnd);
+            if (route == Route.Keyspace)
+            {
+                // Consecutive scripts of a pipeline share one hold of the keyspace.
+                if (!keyspace.Gate.RunOrHandOff(_work))
+                    await done; // run by the keyspace's holder, for us
+                if (_work.GivenBackAt >= 0)
+                {
+                    // A script that may run long was read on a socket engine thread: it and the
+                    // rest of the run go again from a pool thread, which waits for the keyspace.
+                    await ThreadPoolHop.FromSocketThread();
+                    _ = _work.Prepare(_work.GivenBackAt, runEnd); // run here: nothing to await
+                    keyspace.Gate.Run(_work);
+                }
+                continue;
+            }
+            Shard shard = keyspace.Shards[shardIndex];
             if (shard.Mode == ExecutionMode.Executor)
             {
                 shard.Post(_work);
@@ -226,6 +248,10 @@ internal sealed class ShardRouter
         var keyspace = _server.Keyspace;
         if ((spec.Flags & CommandFlags.AllShards) != 0)
         {
+            // Inline, even with one shard: a script's run ends early when it gives itself back, which
+            // only the keyspace's runs expect.
+            if (keyspace.Mode == ExecutionMode.Inline)
+                return Route.Keyspace;
             if (keyspace.ShardCount == 1)
             {
                 shardIndex = 0;
@@ -345,7 +371,7 @@ internal sealed class ShardRouter
             shardIndex = Array.IndexOf(_involvedShards, true);
             return Route.Shard;
         }
-        return Route.Coordinated;
+        return involved == _involvedShards.Length && keyspace.Mode == ExecutionMode.Inline ? Route.Keyspace : Route.Coordinated;
     }
 
     /// <summary>Parks every involved shard (ascending order), runs the command here, releases them.</summary>
@@ -356,7 +382,7 @@ internal sealed class ShardRouter
         {
             if (!TryEnterInvolvedShards(shards))
             {
-                await LeaveSocketThreadAsync();
+                await ThreadPoolHop.FromSocketThread();
                 for (int s = 0; s < shards.Length; s++)
                     if (_involvedShards[s])
                         shards[s].EnterInline();
@@ -416,18 +442,5 @@ internal sealed class ShardRouter
             return false;
         }
         return true;
-    }
-
-    /// <summary>
-    /// Moves the rest of this batch to a thread pool thread when it runs on a socket engine thread.
-    /// With inline socket completions (Program.cs) commands run on the engine's own threads, which
-    /// also serve every other socket in the process, the HTTP API's included: a long command or a
-    /// wait for a shard a long command holds would leave those sockets unserved, so the operator
-    /// could not even ask what the server is doing. Pool threads are the runtime's to multiply.
-    /// </summary>
-    public static async ValueTask LeaveSocketThreadAsync()
-    {
-        if (!Thread.CurrentThread.IsThreadPoolThread)
-            await Task.Yield();
     }
 }

@@ -18,4 +18,6 @@ internal abstract class CompiledScript(string name, int function, ScriptFlags fl
     public long Errors;
     public long Ticks;
     public long MaxTicks;
+    /// <summary>Its last run took less than <see cref="ScriptEngine.SocketThreadBudgetMs"/>: the next may start on a socket engine thread.</summary>
+    public bool RanQuick;
 }

@@ -35,11 +35,14 @@ public sealed class ScriptEngine : IDisposable
     private volatile ScriptRun? _busy;
     private long _busyTotal;
     private long _killedTotal;
+    private long _movedTotal;
 
     /// <summary>Scripts that ran past busy-reply-threshold since the start.</summary>
     public long BusyTotal => Interlocked.Read(ref _busyTotal);
     /// <summary>Scripts stopped by SCRIPT KILL, FUNCTION KILL or a shutdown.</summary>
     public long KilledTotal => Interlocked.Read(ref _killedTotal);
+    /// <summary>Script runs that gave themselves back to run on a pool thread (see <see cref="SocketThreadBudgetMs"/>).</summary>
+    public long MovedTotal => Interlocked.Read(ref _movedTotal);
     /// <summary>The last script that kept the server busy, and how long it ran.</summary>
     public string? LastBusyName { get; private set; }
     public long LastBusyMs { get; private set; }
@@ -64,7 +67,7 @@ public sealed class ScriptEngine : IDisposable
     /// <summary>FCALL/FCALL_RO: fed to MONITOR first, as Redis does, then run under the gate.</summary>
     internal void FunctionCall(ref CommandContext c, bool readOnlyCommand)
     {
-        if (_server.Monitors.Any)
+        if (_server.Monitors.Any && !c.Client.Reprocessing)
             _server.Monitors.Feed(c.Client, c.Client.DatabaseIndex, c.Args, c.Spec, _server.Config);
         lock (_gate)
             Functions.Call(ref c, readOnlyCommand);
@@ -158,7 +161,7 @@ public sealed class ScriptEngine : IDisposable
     {
         if (!TryKeyCount(ref c, out int numKeys))
             return;
-        if (_server.Monitors.Any)
+        if (_server.Monitors.Any && !c.Client.Reprocessing)
             _server.Monitors.Feed(c.Client, c.Client.DatabaseIndex, c.Args, c.Spec, _server.Config);
         lock (_gate)
         {
@@ -238,6 +241,12 @@ public sealed class ScriptEngine : IDisposable
     /// </summary>
     internal void Run(ref CommandContext c, CompiledScript script, LuaVm vm, int numKeys, bool readOnlyCommand)
     {
+        bool mayGiveBack = MayGiveBack(c.Client);
+        if (mayGiveBack && !script.RanQuick)
+        {
+            GiveBack(c.Client);
+            return;
+        }
         var flags = script.Flags;
         bool isEval = script is EvalScript;
         bool compat = (flags & ScriptFlags.EvalCompat) != 0;
@@ -249,7 +258,7 @@ public sealed class ScriptEngine : IDisposable
         var run = vm.Run;
         long started = Stopwatch.GetTimestamp();
         run.Begin(c.Client, script, isEval, readOnly: readOnlyCommand || (flags & ScriptFlags.NoWrites) != 0,
-            allowOom: (flags & ScriptFlags.AllowOom) != 0, compatMode: compat, log, started);
+            allowOom: (flags & ScriptFlags.AllowOom) != 0, compatMode: compat, log, started, mayGiveBack);
         run.RememberCommand(c.Args);
         // The in-flight view shows the script by name (the executor showed "eval"), from the same start.
         var inFlight = ThreadCounters.Current.InFlight;
@@ -274,7 +283,9 @@ public sealed class ScriptEngine : IDisposable
                 vm.PushArray(c.Args, 3 + numKeys, c.ArgCount - 3 - numKeys);
                 status = vm.Call(2, handler);
             }
-            if (status == LuaApi.StatusOk)
+            if (run.GivingBack)
+                GiveBack(c.Client);
+            else if (status == LuaApi.StatusOk)
                 LuaToReply.Write(state, c.Reply, run.Resp);
             else
                 ReplyScriptError(ref c, state, script.Name, ref script.Errors);
@@ -282,9 +293,10 @@ public sealed class ScriptEngine : IDisposable
         finally
         {
             LuaApi.SetTop(state, top);
-            bool killed = run.KillRequested;
+            // A stopped script left the hook firing on every line.
+            bool stopped = run.KillRequested || run.GivingBack;
             aborted = run.Aborted;
-            if (killed)
+            if (run.KillRequested)
                 Interlocked.Increment(ref _killedTotal);
             if (run.Busy)
             {
@@ -294,10 +306,18 @@ public sealed class ScriptEngine : IDisposable
             _running = null;
             _busy = null;
             run.End();
-            if (killed)
+            if (stopped)
                 vm.RearmHook();
         }
         long elapsed = Stopwatch.GetTimestamp() - started;
+        if (c.Client.RunElsewhere)
+        {
+            // Nothing it did counts: it wrote nothing, and runs again from the start elsewhere.
+            // (Reads it made ran, and were counted and shown to MONITOR: they run again too.)
+            script.RanQuick = false;
+            return;
+        }
+        script.RanQuick = elapsed < SocketThreadBudgetTicks;
         script.Calls++;
         script.Ticks += elapsed;
         if (elapsed > script.MaxTicks)
@@ -307,6 +327,31 @@ public sealed class ScriptEngine : IDisposable
         else if (log is not null && run.LoggedCommands > 1)
             log.WrapInMultiExec(logStart);
         c.LogNothing();
+    }
+
+    /// <summary>
+    /// How long a script may run on a socket engine thread. Scripts start on the thread that read
+    /// them, as Redis runs them on the one that reads everything; but such a thread also serves
+    /// other sockets (the HTTP API's too), which would go unread, SCRIPT KILL included, while a
+    /// script ran long there. So a script runs there only when its last run took less than this,
+    /// and one that passes it there before writing anything gives itself back: it stops, undone
+    /// (it changed nothing), and its connection runs it again from a pool thread. Leaving the
+    /// socket thread first for every script cost half of EVALSHA's requests per second at
+    /// pipeline 1. A script that wrote and then runs long stays, as it could not be killed anyway.
+    /// </summary>
+    internal const int SocketThreadBudgetMs = 1;
+    private static readonly long SocketThreadBudgetTicks = Stopwatch.Frequency * SocketThreadBudgetMs / 1000;
+
+    /// <summary>Whether a script run for <paramref name="client"/> here may give itself back: not inside EXEC (it cannot be undone there), and only on a socket engine thread (inline mode: every other thread that runs commands is the thread pool's).</summary>
+    private bool MayGiveBack(Execution.ClientSession client)
+        => _server.Keyspace.Mode == Engine.ExecutionMode.Inline && !client.InTransaction && !Thread.CurrentThread.IsThreadPoolThread;
+
+    /// <summary>The command goes back to its connection unrun, to run again from a pool thread; MONITOR saw it already.</summary>
+    private void GiveBack(Execution.ClientSession client)
+    {
+        Interlocked.Increment(ref _movedTotal);
+        client.RunElsewhere = true;
+        client.Reprocessing = true;
     }
 
     /// <summary>The checks Redis makes before a script with a shebang runs (scriptPrepareForRun).</summary>

@@ -7,7 +7,7 @@ namespace Diagnostics.Server.Scripting;
 /// <summary>
 /// INFO's "scripts" section (not in the default INFO, as commandstats is not): whether a script is
 /// running or keeping the server busy now and which, how often scripts ran past
-/// busy-reply-threshold or were killed, and every cached script's and function's calls and time,
+/// busy-reply-threshold, were killed or moved off a socket engine thread, and every cached script's and function's calls and time,
 /// by SHA1 or function name. The doctor and the debug package read it from INFO.
 /// </summary>
 internal static class ScriptInfo
@@ -23,6 +23,7 @@ internal static class ScriptInfo
         Line(text, "script_running_ms", running is null ? "0" : ((long)running.ElapsedMs).ToString(CultureInfo.InvariantCulture));
         Line(text, "busy_scripts_total", scripts.BusyTotal.ToString(CultureInfo.InvariantCulture));
         Line(text, "killed_scripts_total", scripts.KilledTotal.ToString(CultureInfo.InvariantCulture));
+        Line(text, "moved_scripts_total", scripts.MovedTotal.ToString(CultureInfo.InvariantCulture));
         Line(text, "last_busy_script", scripts.LastBusyName ?? "");
         Line(text, "last_busy_script_ms", scripts.LastBusyMs.ToString(CultureInfo.InvariantCulture));
         Line(text, "cached_scripts", scripts.CachedScripts.ToString(CultureInfo.InvariantCulture));

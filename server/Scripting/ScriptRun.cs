@@ -27,6 +27,7 @@ internal sealed unsafe class ScriptRun : IDisposable
     private Persistence.AofRecordBuffer? _log;
     private long _started;
     private volatile bool _killRequested;
+    private bool _mayGiveBack;
 
     private readonly ScriptEngine _engine;
 
@@ -56,8 +57,11 @@ internal sealed unsafe class ScriptRun : IDisposable
     public bool Busy { get; private set; }
     public bool KillRequested => _killRequested;
 
+    // What a script giving itself back is stopped with; no client sees it, as the run is dropped.
+    private const string GivingBackError = "ERR Script stopped to run again off the socket thread";
+
     public void Begin(ClientSession caller, CompiledScript script, bool isEval, bool readOnly, bool allowOom, bool compatMode,
-        Persistence.AofRecordBuffer? log, long startedTimestamp)
+        Persistence.AofRecordBuffer? log, long startedTimestamp, bool mayGiveBack)
     {
         Caller = caller;
         Script = script;
@@ -71,6 +75,8 @@ internal sealed unsafe class ScriptRun : IDisposable
         Busy = false;
         Aborted = false;
         _killRequested = false;
+        _mayGiveBack = mayGiveBack;
+        GivingBack = false;
         _log = log;
         _client.Lend(caller, log);
         _client.Log = _engine.Log;
@@ -101,6 +107,11 @@ internal sealed unsafe class ScriptRun : IDisposable
 
     public void End()
     {
+        // Stopped (killed, giving back) no more: the hook is re-armed next, and would otherwise
+        // stop the re-arming itself, leaving a hook on every line for every script after.
+        _killRequested = false;
+        GivingBack = false;
+        _mayGiveBack = false;
         _client.Return();
         _unlogged.Clear();
         Caller = null;
@@ -116,6 +127,13 @@ internal sealed unsafe class ScriptRun : IDisposable
         Aborted = true;
         _killRequested = true;
     }
+
+    /// <summary>
+    /// Stopping to run again elsewhere: it ran past the socket thread's budget before writing
+    /// anything (see ScriptEngine.SocketThreadBudgetMs). Stopped as a kill is, and no command it
+    /// tries from now on runs, so it ends having changed nothing.
+    /// </summary>
+    public bool GivingBack { get; private set; }
 
     /// <summary>Stopped for SHUTDOWN NOSAVE: what it wrote is not logged.</summary>
     public bool Aborted { get; private set; }
@@ -133,6 +151,8 @@ internal sealed unsafe class ScriptRun : IDisposable
     public int Call(IntPtr lua)
     {
         int argc = LuaApi.GetTop(lua);
+        if (GivingBack)
+            return Fail(lua, GivingBackError);
         if (argc == 0)
             return Fail(lua, "ERR Please specify at least one argument for this redis lib call");
         _arguments.Clear();
@@ -307,6 +327,13 @@ internal sealed unsafe class ScriptRun : IDisposable
     /// </summary>
     public int CheckBusy(IntPtr lua, ScriptEngine engine)
     {
+        if (_mayGiveBack && !Wrote && !GivingBack && ElapsedMs >= ScriptEngine.SocketThreadBudgetMs)
+            GivingBack = true;
+        if (GivingBack)
+        {
+            PushString(lua, GivingBackError);
+            return 1;
+        }
         if (!Busy && ElapsedMs >= _server.Config.BusyReplyThresholdMs)
         {
             if (_commandLength > 0)
@@ -325,6 +352,7 @@ internal sealed unsafe class ScriptRun : IDisposable
             // Commands that reached a shard this script holds before it turned busy get BUSY now.
             foreach (var shard in _server.Keyspace.Shards)
                 shard.AnswerHandOffsWhileBusy();
+            _server.Keyspace.Gate.AnswerHandOffsWhileBusy();
         }
         if (_killRequested)
         {
