@@ -157,16 +157,7 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
     {
         if (_handOffs.IsEmpty || !_inlineGate.IsHeldByCurrentThread)
             return;
-        var ran = _handOffs.RunTurn();
-        while (ran is not null)
-        {
-            var next = ran.NextRan;
-            ran.NextRan = null;
-            var failure = ran.HandOffFailure;
-            ran.HandOffFailure = null;
-            ran.HandOffCompleted(failure, continueHere: false);
-            ran = next;
-        }
+        HandOffQueue.CompleteElsewhere(_handOffs.RunTurn());
     }
 
     /// <summary>Takes the shard's lock for a coordinated multi-shard command (inline mode only).</summary>

@@ -38,27 +38,47 @@ public sealed class DoctorRuntimeTests
     [Fact]
     public void CommandsBlockingThePoolShowThreadPoolStarvation()
     {
-        // DEBUG SLEEP holds every shard, as in Redis; each waiting client's command then blocks
-        // a pool thread on the shards, and the runtime adds threads slower than work arrives.
+        // DEBUG SLEEP holds every shard, as in Redis. Commands for several shards (MSET) that
+        // find them held wait for them on a pool thread each, and the runtime adds threads slower
+        // than work arrives. (Whole-keyspace commands do not block threads: they hand their work
+        // to the keyspace's holder.)
         using var server = ServerProcess.Start();
         DoctorProbe.AssertAbsent(server, "threadpool-starvation");
-        // 32 sleeps of 0.6 s in a row (19 s): the pool adds about two threads a second and each
-        // sleep that ends frees one, so the queue takes some 8 s to drain, over the rule's 5.
-        var sleepers = new Thread[32];
         var failures = new System.Collections.Concurrent.ConcurrentQueue<string>();
-        for (int i = 0; i < sleepers.Length; i++)
+        using var done = new CancellationTokenSource();
+        // 16 sleeps of 0.6 s in a row (10 s), with 32 clients' MSETs waiting behind each.
+        var sleeper = new Thread(() =>
         {
-            sleepers[i] = new Thread(() =>
+            using var c = server.Connect();
+            for (int i = 0; i < 16; i++)
             {
-                using var c = server.Connect();
                 var reply = c.Call("DEBUG", "SLEEP", "0.6");
                 if (reply.Text != "OK")
                     failures.Enqueue(reply.ToString());
+            }
+            done.Cancel();
+        }) { IsBackground = true };
+        var writers = new Thread[32];
+        for (int i = 0; i < writers.Length; i++)
+        {
+            string prefix = "w" + i + ":";
+            writers[i] = new Thread(() =>
+            {
+                using var c = server.Connect();
+                while (!done.IsCancellationRequested)
+                {
+                    var reply = c.Call("MSET", prefix + "a", "1", prefix + "b", "2", prefix + "c", "3", prefix + "d", "4");
+                    if (reply.Text != "OK")
+                        failures.Enqueue(reply.ToString());
+                }
             }) { IsBackground = true };
-            sleepers[i].Start();
         }
-        foreach (var sleeper in sleepers)
-            Assert.True(sleeper.Join(60_000), "a DEBUG SLEEP client did not finish within a minute");
+        sleeper.Start();
+        foreach (var writer in writers)
+            writer.Start();
+        Assert.True(sleeper.Join(90_000), "the DEBUG SLEEP client did not finish within 90 s");
+        foreach (var writer in writers)
+            Assert.True(writer.Join(60_000), "an MSET client did not finish within a minute");
         Assert.Empty(failures);
 
         var finding = DoctorProbe.Expect(server, "threadpool-starvation", timeoutMs: 15_000);

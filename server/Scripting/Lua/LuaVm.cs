@@ -69,6 +69,9 @@ internal sealed unsafe class LuaVm : IDisposable
         _globalsRef = LuaApi.Ref(state, LuaApi.RegistryIndex);
         // From now on every chunk compiled (scripts, and load() inside them) sees the read-only proxy.
         LuaApi.RawSetInteger(state, LuaApi.RegistryIndex, LuaApi.GlobalsSlot);
+        // Generational collection: a script's garbage (its KEYS and ARGV, the strings its commands
+        // return) dies young, which the incremental collector kept marking over and over.
+        _lua.GarbageCollector(LuaGC.Generational, 0, 0);
     }
 
     public IntPtr State => _lua.Handle;
