@@ -31,7 +31,7 @@ public sealed class KeyspaceGate : IThreadPoolWorkItem
     /// </summary>
     public bool RunOrHandOff(ShardWork work)
     {
-        if (!_gate.TryEnter())
+        if (!_gate.TryEnter() && !ShortSpin.TryEnter(_gate))
         {
             _handOffs.Enqueue(work);
             // The holder may have looked for handed-off work before this one arrived: if it has

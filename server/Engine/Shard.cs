@@ -13,9 +13,6 @@ namespace Diagnostics.Server.Engine;
 /// </summary>
 public sealed class Shard : IThreadPoolWorkItem, IDisposable
 {
-    // About two microseconds of spinning before a hand-off (TryEnterAfterShortSpin).
-    private const int ShortSpinRounds = 8;
-    private const int ShortSpinIterations = 16;
     private readonly ConcurrentQueue<ShardWork> _queue = new();
     private readonly HandOffQueue _handOffs;
     private readonly ManualResetEventSlim _wake = new(false, spinCount: 0);
@@ -95,7 +92,7 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
     /// </summary>
     public bool RunOrHandOff(ShardWork work)
     {
-        if (!_inlineGate.TryEnter() && !TryEnterAfterShortSpin())
+        if (!_inlineGate.TryEnter() && !ShortSpin.TryEnter(_inlineGate))
         {
             _handOffs.Enqueue(work);
             // The holder may have looked for handed-off work before this one arrived: if it has
@@ -114,22 +111,6 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
             TakeOverHandOffs();
         }
         return true;
-    }
-
-    /// <summary>
-    /// One command holds a shard for a microsecond or two: a short spin (no yield, no sleep) often
-    /// gets it, and then this connection sends its own reply on its own thread instead of adding
-    /// the send to the holder's turn, which at pipeline 1 is most of a command's cost.
-    /// </summary>
-    private bool TryEnterAfterShortSpin()
-    {
-        for (int i = 0; i < ShortSpinRounds; i++)
-        {
-            Thread.SpinWait(ShortSpinIterations);
-            if (_inlineGate.TryEnter())
-                return true;
-        }
-        return false;
     }
 
     /// <summary>Holding the shard: runs what was handed over, lets the shard go, wakes the owners.</summary>

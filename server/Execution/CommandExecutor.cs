@@ -49,8 +49,12 @@ public sealed class CommandExecutor(DataServer server)
         client.Transaction?.Fail();
     }
 
-    /// <summary>Redis's processCommand: the checks, MULTI queueing, then <see cref="Call"/>.</summary>
-    public void Execute(ClientSession client, ArgList args, CommandSpec? spec)
+    /// <summary>
+    /// Redis's processCommand: the checks, MULTI queueing, then <see cref="Call"/>.
+    /// <paramref name="refuseAsBusy"/>: the connection's router found a script busy and holds no
+    /// shard for the command, which is refused with BUSY whether or not the script ended since.
+    /// </summary>
+    public void Execute(ClientSession client, ArgList args, CommandSpec? spec, bool refuseAsBusy = false)
     {
         var reply = client.Reply;
         // CLIENT REPLY SKIP set SkipNextReply while it ran: this is the command whose reply it drops.
@@ -113,7 +117,7 @@ public sealed class CommandExecutor(DataServer server)
         }
         // A script past busy-reply-threshold: only allow-busy commands run (SCRIPT KILL, SHUTDOWN
         // NOSAVE...), as in Redis; the script's own commands go on.
-        if (server.Scripts.IsBusy && (spec.Flags & CommandFlags.AllowBusy) == 0 && !client.RunsScripts)
+        if (refuseAsBusy || (server.Scripts.IsBusy && (spec.Flags & CommandFlags.AllowBusy) == 0 && !client.RunsScripts))
         {
             Reject(client, counters, spec, server.Scripts.BusyError);
             return;

@@ -435,10 +435,11 @@ public sealed partial class ClientConnection : ClientSession
     }
 
     /// <summary>Runs command <paramref name="index"/> of the current batch on the calling thread, which holds the shards it needs.</summary>
-    internal void ExecuteCommand(int index)
+    /// <summary>Runs command <paramref name="index"/> of the batch; <paramref name="refuseAsBusy"/>: the router found a script busy, and it is refused with BUSY.</summary>
+    internal void ExecuteCommand(int index, bool refuseAsBusy = false)
     {
         CurrentCommandIndex = index;
-        _server.Executor.Execute(this, _batch[index], _router.SpecAt(index));
+        _server.Executor.Execute(this, _batch[index], _router.SpecAt(index), refuseAsBusy);
     }
 
     /// <summary>Hands this connection's logged writes to the AOF, while the shards they touched are still held.</summary>

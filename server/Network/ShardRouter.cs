@@ -76,8 +76,9 @@ internal sealed class ShardRouter
     }
 
     // Keyspace: every shard, through the keyspace gate in inline mode (scripts, FLUSHALL, KEYS...);
-    // Coordinated: several shards, parked or locked by this connection.
-    private enum Route { Immediate, Shard, Keyspace, Coordinated }
+    // Coordinated: several shards, parked or locked by this connection; Busy: refused with BUSY
+    // here, holding nothing, as a script was busy when the command was looked at.
+    private enum Route { Immediate, Shard, Keyspace, Coordinated, Busy }
 
     /// <summary>
     /// The common case without an await (inline mode): from command <paramref name="i"/>, runs
@@ -171,6 +172,12 @@ internal sealed class ShardRouter
             if (_specs[i] is { } spec && (((spec.Flags & MayRunLong) != 0 && (spec.Flags & CommandFlags.RunsScript) == 0)
                 || (ReferenceEquals(spec, _server.Commands.Exec) && _connection.Transaction is { } queued && queued.QueuedAny(MayRunLong))))
                 await ThreadPoolHop.FromSocketThread(); // a MULTI with DEBUG SLEEP or FLUSHALL leaves as that command would alone
+            if (route == Route.Busy)
+            {
+                _connection.ExecuteCommand(i, refuseAsBusy: true);
+                i++;
+                continue;
+            }
             if (route == Route.Immediate)
             {
                 _connection.ExecuteCommand(i);
@@ -232,10 +239,12 @@ internal sealed class ShardRouter
             return Route.Immediate;
         if ((spec.Flags & CommandFlags.Connection) != 0)
             return Route.Immediate;
-        // A script is running past busy-reply-threshold with every shard held: the executor answers
-        // BUSY (or runs an allow-busy command) here instead of queueing behind it.
-        if (_server.Scripts.IsBusy)
-            return Route.Immediate;
+        // A script is running past busy-reply-threshold with every shard held: BUSY, here, instead
+        // of queueing behind it. Decided once: were the executor to look again, a script ending in
+        // between would let the command run holding no shard. An allow-busy command with keys
+        // (WATCH) goes to its shard, where the script's hook runs it.
+        if (_server.Scripts.IsBusy && (spec.Flags & CommandFlags.AllowBusy) == 0)
+            return Route.Busy;
         if (_connection.Transaction is { } transaction)
         {
             // Queued commands touch no data; EXEC holds what its queue and watched keys need,

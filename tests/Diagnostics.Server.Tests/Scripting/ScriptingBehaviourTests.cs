@@ -24,7 +24,10 @@ public sealed class ScriptingBehaviourTests
         using var _ = server;
         using var runner = connect();
         using var other = connect();
+        using var transaction = connect();
         RespAssert.Ok(other.Call("CONFIG", "SET", "busy-reply-threshold", "200"));
+        RespAssert.Ok(transaction.Call("MULTI"));
+        Assert.Equal("QUEUED", transaction.Call("SET", "t", "1").Text);
         Assert.Equal("NOTBUSY No scripts in execution right now.", other.Call("SCRIPT", "KILL").Text);
         runner.Send("EVAL", Loop, "0");
         RespValue busy = default!;
@@ -32,6 +35,10 @@ public sealed class ScriptingBehaviourTests
         Assert.Equal("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.", busy.Text);
         Assert.Equal("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.", other.Call("SET", "k", "v").Text);
         Assert.Equal("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.", other.Call("SCRIPT", "LOAD", "return 1").Text);
+        Assert.Equal("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.", other.Call("MSET", "a", "1", "b", "2", "c", "3").Text);
+        // WATCH may run beside a busy script (allow-busy); EXEC may not, and the transaction is gone.
+        RespAssert.Ok(other.Call("WATCH", "k"));
+        Assert.Equal("EXECABORT Transaction discarded because of: BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.", transaction.Call("EXEC").Text);
         RespAssert.Ok(other.Call("SCRIPT", "KILL"));
         var killed = runner.Read();
         Assert.StartsWith("ERR Script killed by user with SCRIPT KILL... script: ", killed.Text);
@@ -41,8 +48,9 @@ public sealed class ScriptingBehaviourTests
         Poll.Until(() => other.Call("GET", "k").IsError, "GET to answer BUSY again");
         RespAssert.Ok(other.Call("SCRIPT", "KILL"));
         Assert.StartsWith("ERR Script killed by user with SCRIPT KILL...", runner.Read().Text);
-        // Afterwards everything runs again, scripts included.
+        // Afterwards everything runs again, scripts included; nothing of the transaction ran.
         RespAssert.Ok(other.Call("SET", "k", "v"));
+        RespAssert.Null(other.Call("GET", "t"));
         RespAssert.Integer(3, runner.Call("EVAL", "return 3", "0"));
     }
 
