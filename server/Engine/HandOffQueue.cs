@@ -35,12 +35,20 @@ internal sealed class HandOffQueue
 
     public void Enqueue(ShardWork work) => _queue.Enqueue(work);
 
-    /// <summary>Runs one turn of handed-off work for its owners while the caller holds what it was handed to; returns it in arrival order.</summary>
+    /// <summary>Whether the work next in line may run long (it left the socket thread for that): a socket engine thread leaves it to the pool.</summary>
+    public bool NextMayRunLong => _queue.TryPeek(out var next) && next.MayRunLong;
+
+    /// <summary>
+    /// Runs one turn of handed-off work for its owners while the caller holds what it was handed
+    /// to; returns it in arrival order. On a socket engine thread the turn stops before work that
+    /// may run long. Only the holder takes work out, so what it peeked at is what it takes.
+    /// </summary>
     public ShardWork? RunTurn()
     {
         ShardWork? first = null, last = null;
         long output = 0;
-        for (int n = 0; n < MaxPerTurn && output < MaxOutputPerTurn && _queue.TryDequeue(out var work); n++)
+        bool onSocketThread = !Thread.CurrentThread.IsThreadPoolThread;
+        for (int n = 0; n < MaxPerTurn && output < MaxOutputPerTurn && !(onSocketThread && NextMayRunLong) && _queue.TryDequeue(out var work); n++)
         {
             try
             {

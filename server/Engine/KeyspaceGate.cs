@@ -132,6 +132,8 @@ public sealed class KeyspaceGate : IThreadPoolWorkItem
     {
         for (int turn = 0; turn < 4; turn++)
         {
+            if (!Thread.CurrentThread.IsThreadPoolThread && _handOffs.NextMayRunLong)
+                break; // a long command waits for a pool thread, not on this socket thread
             if (_handOffs.IsEmpty || !_gate.TryEnter())
                 return; // nothing left, or the holder will look again when it lets go
             if (!TryEnterShards())

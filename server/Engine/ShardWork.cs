@@ -18,6 +18,9 @@ public abstract class ShardWork
     public virtual void HandOffCompleted(Exception? failure, bool continueHere)
         => throw new InvalidOperationException($"{GetType().Name} cannot be handed off");
 
+    /// <summary>The work may run long (a whole-keyspace command that left the socket thread for that): a holder on a socket engine thread does not run it for its owner.</summary>
+    public virtual bool MayRunLong => false;
+
     /// <summary>Reply bytes the work's owner has waiting to be sent, so a holder can bound how much it makes others hold at once.</summary>
     public virtual long PendingOutputBytes => 0;
 

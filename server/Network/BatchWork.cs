@@ -15,12 +15,14 @@ internal sealed class BatchWork(ClientConnection client) : ShardWork, IValueTask
     private ManualResetValueTaskSourceCore<bool> _completion = new() { RunContinuationsAsynchronously = true };
     private int _from;
     private int _to;
+    private bool _mayRunLong;
 
     /// <summary>Prepares the work for commands [from, to) of the connection's current batch.</summary>
-    public ValueTask Prepare(int from, int to)
+    public ValueTask Prepare(int from, int to, bool mayRunLong = false)
     {
         _from = from;
         _to = to;
+        _mayRunLong = mayRunLong;
         GivenBackAt = -1;
         _completion.Reset();
         return new ValueTask(this, _completion.Version);
@@ -81,6 +83,8 @@ internal sealed class BatchWork(ClientConnection client) : ShardWork, IValueTask
                 shard.Effects = holders;
         }
     }
+
+    public override bool MayRunLong => _mayRunLong;
 
     public override long PendingOutputBytes => client.Reply.PendingBytes;
 

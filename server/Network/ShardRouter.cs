@@ -131,7 +131,11 @@ internal sealed class ShardRouter
         // Paused: one command per run, so each is checked against the pause before it runs.
         if (_server.Pause.Mode != PauseMode.None)
             return end;
-        while (end < count && (_specs[end - 1]!.Flags & CommandFlags.Blocking) == 0 && Classify(end, out int next, atHead: false) == route && next == shardIndex)
+        // Scripts start on the socket thread; another whole-keyspace command (KEYS) left it first,
+        // so it does not join their run.
+        var scripts = _specs[i]!.Flags & CommandFlags.RunsScript;
+        while (end < count && (_specs[end - 1]!.Flags & CommandFlags.Blocking) == 0 && Classify(end, out int next, atHead: false) == route && next == shardIndex
+            && (route != Route.Keyspace || (_specs[end]!.Flags & CommandFlags.RunsScript) == scripts))
             end++;
         return end;
     }
@@ -195,7 +199,8 @@ internal sealed class ShardRouter
             }
 
             runEnd = RunEnd(i, route, shardIndex);
-            var done = _work.Prepare(i, runEnd);
+            // Whole-keyspace commands other than scripts left the socket thread to run long.
+            var done = _work.Prepare(i, runEnd, mayRunLong: route == Route.Keyspace && (_specs[i]!.Flags & CommandFlags.RunsScript) == 0);
             if (route == Route.Keyspace)
             {
                 // Consecutive scripts of a pipeline share one hold of the keyspace.
