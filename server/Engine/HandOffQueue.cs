@@ -43,7 +43,7 @@ internal sealed class HandOffQueue
     /// to; returns it in arrival order. On a socket engine thread the turn stops before work that
     /// may run long. Only the holder takes work out, so what it peeked at is what it takes.
     /// </summary>
-    public ShardWork? RunTurn()
+    private ShardWork? RunTurn()
     {
         ShardWork? first = null, last = null;
         long output = 0;
@@ -72,12 +72,30 @@ internal sealed class HandOffQueue
     }
 
     /// <summary>
+    /// Holding what the work was handed to: runs a turn of it, lets go (<paramref name="letGo"/>,
+    /// even when a work threw), then wakes the owners on this thread (<see cref="Complete"/>).
+    /// </summary>
+    public void RunTurnThenLetGo(Action letGo)
+    {
+        ShardWork? ran;
+        try
+        {
+            ran = RunTurn();
+        }
+        finally
+        {
+            letGo();
+        }
+        Complete(ran);
+    }
+
+    /// <summary>
     /// Wakes the owners of work this thread ran, after letting go, running their continuations
     /// right here: no thread hand-off, no pool thread woken. A continuation often takes a shard and
     /// runs others' work in turn; what it then completes joins this thread's queue instead of
     /// nesting, so the stack stays flat however long the chain.
     /// </summary>
-    public static void Complete(ShardWork? ran)
+    private static void Complete(ShardWork? ran)
     {
         if (ran is null)
             return;
@@ -122,9 +140,13 @@ internal sealed class HandOffQueue
         }
     }
 
-    /// <summary>Wakes the owners of work this thread ran on pool threads: for a holder that must not run their continuations (a busy script's hook).</summary>
-    public static void CompleteElsewhere(ShardWork? ran)
+    /// <summary>
+    /// Runs a turn and wakes the owners on pool threads, still holding: for a holder that must not
+    /// run their continuations (a busy script's hook goes straight back to the script).
+    /// </summary>
+    public void RunTurnWakingElsewhere()
     {
+        ShardWork? ran = RunTurn();
         while (ran is not null)
         {
             var next = ran.NextRan;

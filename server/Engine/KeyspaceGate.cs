@@ -16,11 +16,14 @@ public sealed class KeyspaceGate : IThreadPoolWorkItem
     private readonly Lock _gate = new();
     private readonly Shard[] _shards;
     private readonly HandOffQueue _handOffs;
+    // Made once: a hand-off turn lets the keyspace go through it.
+    private readonly Action _letGo;
 
     public KeyspaceGate(Shard[] shards)
     {
         _shards = shards;
         _handOffs = new HandOffQueue(shards);
+        _letGo = LetGo;
     }
 
     /// <summary>
@@ -82,7 +85,7 @@ public sealed class KeyspaceGate : IThreadPoolWorkItem
     public void AnswerHandOffsWhileBusy()
     {
         if (!_handOffs.IsEmpty && _gate.IsHeldByCurrentThread)
-            HandOffQueue.CompleteElsewhere(_handOffs.RunTurn());
+            _handOffs.RunTurnWakingElsewhere();
     }
 
     private void EnterShards()
@@ -111,20 +114,14 @@ public sealed class KeyspaceGate : IThreadPoolWorkItem
         return true;
     }
 
-    private void RunHandOffsAndLetGo()
+    /// <summary>Holding the keyspace: runs what was handed over, lets the shards and the gate go, wakes the owners.</summary>
+    private void RunHandOffsAndLetGo() => _handOffs.RunTurnThenLetGo(_letGo);
+
+    private void LetGo()
     {
-        ShardWork? ran;
-        try
-        {
-            ran = _handOffs.RunTurn();
-        }
-        finally
-        {
-            for (int s = _shards.Length - 1; s >= 0; s--)
-                _shards[s].ExitInline();
-            _gate.Exit();
-        }
-        HandOffQueue.Complete(ran);
+        for (int s = _shards.Length - 1; s >= 0; s--)
+            _shards[s].ExitInline();
+        _gate.Exit();
     }
 
     /// <summary>Runs handed-off work nobody is left to run, a few turns, then leaves the rest to the thread pool.</summary>

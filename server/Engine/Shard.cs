@@ -17,6 +17,8 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
     private readonly HandOffQueue _handOffs;
     private readonly ManualResetEventSlim _wake = new(false, spinCount: 0);
     private readonly Lock _inlineGate = new();
+    // Made once: a hand-off turn lets the shard go through it.
+    private readonly Action _exitInlineGate;
     private readonly Thread? _thread;
     private readonly ShardCron _cron;
     private volatile bool _stopping;
@@ -28,6 +30,7 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
         Index = index;
         Mode = mode;
         _handOffs = new HandOffQueue(this);
+        _exitInlineGate = _inlineGate.Exit;
         Databases = new Database[databases];
         for (int i = 0; i < databases; i++)
             Databases[i] = new Database(i, this, watchRegistrations);
@@ -114,19 +117,7 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
     }
 
     /// <summary>Holding the shard: runs what was handed over, lets the shard go, wakes the owners.</summary>
-    private void RunHandOffsAndLetGo()
-    {
-        ShardWork? ran;
-        try
-        {
-            ran = _handOffs.RunTurn();
-        }
-        finally
-        {
-            _inlineGate.Exit();
-        }
-        HandOffQueue.Complete(ran);
-    }
+    private void RunHandOffsAndLetGo() => _handOffs.RunTurnThenLetGo(_exitInlineGate);
 
     /// <summary>
     /// For a script past busy-reply-threshold that holds this shard (inline mode): runs the work
@@ -138,7 +129,7 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
     {
         if (_handOffs.IsEmpty || !_inlineGate.IsHeldByCurrentThread)
             return;
-        HandOffQueue.CompleteElsewhere(_handOffs.RunTurn());
+        _handOffs.RunTurnWakingElsewhere();
     }
 
     /// <summary>Takes the shard's lock for a coordinated multi-shard command (inline mode only).</summary>
