@@ -21,6 +21,7 @@ namespace Diagnostics.Contracts;
 [JsonSerializable(typeof(ScriptReport))]
 [JsonSerializable(typeof(LatencyReport))]
 [JsonSerializable(typeof(SlowLogRecord[]))]
+[JsonSerializable(typeof(SlowLogSummary))]
 [JsonSerializable(typeof(MemoryReport))]
 [JsonSerializable(typeof(KeyspaceReport))]
 [JsonSerializable(typeof(MetricHistory))]

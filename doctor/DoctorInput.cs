@@ -20,6 +20,8 @@ public sealed record DoctorInput
     public ScriptReport? Scripts { get; init; }
     public LatencyReport? Latency { get; init; }
     public IReadOnlyList<SlowLogRecord> SlowLog { get; init; } = [];
+    /// <summary>Every slow call by command and client; null when the package predates it (the rules then count the log).</summary>
+    public SlowLogSummary? SlowSummary { get; init; }
     public MemoryReport? Memory { get; init; }
     public RuntimeReport? Runtime { get; init; }
     public EnvironmentReport? Environment { get; init; }
@@ -37,6 +39,22 @@ public sealed record DoctorInput
 
     public long ConfigInt64(string name) =>
         Config.TryGetValue(name, out var text) && long.TryParse(text, NumberStyles.Integer, CultureInfo.InvariantCulture, out long value) ? value : 0;
+
+    /// <summary>
+    /// How many events a per-second series counted over its last <paramref name="seconds"/>: each
+    /// sample's rate times its interval, rounded (a sum of rates is not a count when samples are
+    /// not exactly a second apart).
+    /// </summary>
+    public long RecentCount(string series, int seconds)
+    {
+        if (History is null)
+            return 0;
+        int samples = Math.Max(1, seconds * 1000 / Math.Max(1, History.IntervalMillis));
+        double total = 0;
+        foreach (double rate in Recent(series, samples))
+            total += rate * History.IntervalMillis / 1000.0;
+        return (long)Math.Round(total);
+    }
 
     /// <summary>The last <paramref name="samples"/> values of a history series (fewer if the history is shorter), or empty.</summary>
     public ReadOnlySpan<double> Recent(string series, int samples)

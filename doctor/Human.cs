@@ -27,4 +27,7 @@ public static class Human
     public static string Percent(double percent) => string.Create(CultureInfo.InvariantCulture, $"{percent:0.#}%");
 
     public static string Number(double value) => value.ToString("#,0.##", CultureInfo.InvariantCulture);
+
+    /// <summary>A count of things (keys, calls, refusals): a whole number, whatever arithmetic made it.</summary>
+    public static string Count(double value) => Math.Round(value).ToString("#,0", CultureInfo.InvariantCulture);
 }

@@ -93,6 +93,7 @@ internal sealed class PackageParse
         Scripts = Read(zip, "scripts.json", ContractsJson.Default.ScriptReport),
         Latency = Read(zip, "latency.json", ContractsJson.Default.LatencyReport),
         SlowLog = Read(zip, "slowlog.json", ContractsJson.Default.SlowLogRecordArray) ?? [],
+        SlowSummary = Read(zip, "slowlog-summary.json", ContractsJson.Default.SlowLogSummary),
         Memory = Read(zip, "memory.json", ContractsJson.Default.MemoryReport),
         Runtime = Read(zip, "runtime.json", ContractsJson.Default.RuntimeReport),
         Environment = Read(zip, "environment.json", ContractsJson.Default.EnvironmentReport),

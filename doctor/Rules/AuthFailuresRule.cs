@@ -30,8 +30,8 @@ public sealed class AuthFailuresRule : IDoctorRule
             Area = Area,
             Severity = FindingSeverity.Warning,
             Title = "Authentication failures spiked",
-            Seen = $"{Human.Number(http + resp)} failed authentications in the last {WindowSeconds} s ({Human.Number(resp)} AUTH over RESP, {Human.Number(http)} API keys, bearers or logins over HTTP); "
-                + $"{Human.Number(rateLimited)} HTTP requests were refused since start for failing too often.",
+            Seen = $"{Human.Count(http + resp)} failed authentications in the last {WindowSeconds} s ({Human.Count(resp)} AUTH over RESP, {Human.Count(http)} API keys, bearers or logins over HTTP); "
+                + $"{Human.Count(rateLimited)} HTTP requests were refused since start for failing too often.",
             Advice = "Someone may be guessing the password or the API key. The log names the addresses HTTP failures came from, and CLIENT LIST the RESP clients: "
                 + "block them, fix a client configured with an old password, and use a long random requirepass and http-api-key.",
             Evidence = new()

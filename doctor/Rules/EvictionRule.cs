@@ -13,18 +13,16 @@ public sealed class EvictionRule : IDoctorRule
         long evicted = input.InfoInt64("stats", "evicted_keys");
         if (evicted == 0)
             yield break;
-        double recent = 0;
-        foreach (double rate in input.Recent(MetricNames.EvictedKeysPerSecond, 300))
-            recent += rate;
+        long recent = input.RecentCount(MetricNames.EvictedKeysPerSecond, 300);
         yield return new Finding
         {
             Rule = Id,
             Area = Area,
             Severity = recent > 0 ? FindingSeverity.Warning : FindingSeverity.Info,
             Title = recent > 0 ? "Keys are being evicted" : "Keys were evicted earlier",
-            Seen = $"{Human.Number(evicted)} keys evicted since start ({Human.Number(recent)} in the last 5 minutes) under maxmemory-policy {input.InfoField("memory", "maxmemory_policy")}.",
+            Seen = $"{Human.Count(evicted)} keys evicted since start ({Human.Count(recent)} in the last 5 minutes) under maxmemory-policy {input.InfoField("memory", "maxmemory_policy")}.",
             Advice = "Evicted keys are gone: reads of them miss. If this is a cache, watch the hit ratio; otherwise raise maxmemory or shrink the dataset.",
-            Evidence = new() { ["evicted_keys"] = evicted.ToString(System.Globalization.CultureInfo.InvariantCulture), ["evicted_last_5_min"] = Human.Number(recent) },
+            Evidence = new() { ["evicted_keys"] = evicted.ToString(System.Globalization.CultureInfo.InvariantCulture), ["evicted_last_5_min"] = recent.ToString(System.Globalization.CultureInfo.InvariantCulture) },
             Chart = MetricNames.EvictedKeysPerSecond,
         };
     }

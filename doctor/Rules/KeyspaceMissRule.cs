@@ -22,7 +22,7 @@ public sealed class KeyspaceMissRule : IDoctorRule
             Area = Area,
             Severity = FindingSeverity.Info,
             Title = "Most key lookups miss",
-            Seen = $"{Human.Percent(misses * 100.0 / (hits + misses))} of {Human.Number(hits + misses)} key lookups found no key ({Human.Number(misses)} misses, {Human.Number(hits)} hits).",
+            Seen = $"{Human.Percent(misses * 100.0 / (hits + misses))} of {Human.Count(hits + misses)} key lookups found no key ({Human.Count(misses)} misses, {Human.Count(hits)} hits).",
             Advice = "For a cache, a low hit ratio means keys expire or are evicted before reuse, or are never set; check TTLs and evictions. Otherwise clients read keys that do not exist.",
             Evidence = new() { ["keyspace_hits"] = hits.ToString(System.Globalization.CultureInfo.InvariantCulture), ["keyspace_misses"] = misses.ToString(System.Globalization.CultureInfo.InvariantCulture) },
             Chart = MetricNames.KeyspaceMissesPerSecond,

@@ -25,7 +25,7 @@ public sealed class NoPersistenceRule : IDoctorRule
             Area = Area,
             Severity = FindingSeverity.Info,
             Title = "Data is not persisted",
-            Seen = $"appendonly is off and the server holds {Human.Number(keys)} keys: a restart or crash loses them all.",
+            Seen = $"appendonly is off and the server holds {Human.Count(keys)} keys: a restart or crash loses them all.",
             Advice = "If the data matters, CONFIG SET appendonly yes (then CONFIG REWRITE): the server writes a base file and logs every write from then on.",
             Evidence = new() { ["aof_enabled"] = "0", ["keys"] = keys.ToString(System.Globalization.CultureInfo.InvariantCulture) },
         };

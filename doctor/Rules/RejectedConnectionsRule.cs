@@ -22,7 +22,7 @@ public sealed class RejectedConnectionsRule : IDoctorRule
             Area = Area,
             Severity = FindingSeverity.Warning,
             Title = "Connections were refused",
-            Seen = $"{Human.Number(rejected)} connections were refused since start; {connected} clients are connected of maxclients {max}.",
+            Seen = $"{Human.Count(rejected)} connections were refused since start; {connected} clients are connected of maxclients {max}.",
             Advice = atLimit
                 ? "The server is at maxclients: find who holds the connections (the client table, by address and name), fix leaking pools, or raise maxclients."
                 : "Refusals happen at maxclients and, in protected mode, for remote clients without a password: check the log for the reason.",

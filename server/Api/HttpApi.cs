@@ -59,6 +59,8 @@ public static class HttpApi
             .IncludeInDebugPackage("latency.json");
         api.MapGet("/slowlog", () => Json(SlowLogView.Build(server), ContractsJson.Default.SlowLogRecordArray))
             .IncludeInDebugPackage("slowlog.json");
+        api.MapGet("/slowlog/summary", () => Json(SlowLogView.Summary(server), ContractsJson.Default.SlowLogSummary))
+            .IncludeInDebugPackage("slowlog-summary.json");
         api.MapGet("/memory", () => Json(MemoryView.Build(server), ContractsJson.Default.MemoryReport))
             .IncludeInDebugPackage("memory.json");
         api.MapGet("/keyspace", () => Json(KeyspaceView.Build(server), ContractsJson.Default.KeyspaceReport))

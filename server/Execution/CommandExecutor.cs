@@ -222,7 +222,7 @@ public sealed class CommandExecutor(DataServer server)
         counters.Latency.Record(spec.Id, elapsed);
         server.LatencyMonitor.RecordCommand(spec, elapsed);
         if (server.SlowLog.IsSlow(elapsed) && (spec.Flags & CommandFlags.SkipSlowlog) == 0)
-            server.SlowLog.Add(spec, args, server.Config, elapsed * 1_000_000 / Stopwatch.Frequency, client.Address, client.Name ?? "");
+            server.SlowLog.Add(spec, args, server.Config, elapsed * 1_000_000 / Stopwatch.Frequency, client.Id, client.Address, client.Name ?? "");
         if (context.Failed)
             counters.Failed[spec.Id]++;
         client.CommandsProcessed++;

@@ -64,11 +64,11 @@ public sealed partial class DiskFile : IDisposable
             try
             {
                 RandomAccess.Write(_handle, data, offset);
-                DiskIo.Record(purpose, data.Length, start);
+                DiskIo.Record(purpose, data.Length, start, file: Path);
             }
             catch (IOException ex)
             {
-                DiskIo.Record(purpose, 0, start, failed: true);
+                DiskIo.Record(purpose, 0, start, failed: true, file: Path);
                 throw new DiskFileException(ex.Message, ex);
             }
             return;
@@ -80,12 +80,12 @@ public sealed partial class DiskFile : IDisposable
             if (written < 0)
             {
                 int errno = Marshal.GetLastPInvokeError();
-                DiskIo.Record(purpose, 0, start, failed: true);
+                DiskIo.Record(purpose, 0, start, failed: true, file: Path);
                 if (errno == EINTR)
                     continue;
                 throw new DiskFileException(Marshal.GetPInvokeErrorMessage(errno));
             }
-            DiskIo.Record(purpose, written, start);
+            DiskIo.Record(purpose, written, start, file: Path);
             data = data[(int)written..];
             offset += written;
         }
@@ -104,12 +104,12 @@ public sealed partial class DiskFile : IDisposable
         try
         {
             int read = RandomAccess.Read(_handle, buffer, offset);
-            DiskIo.Record(purpose, read, start);
+            DiskIo.Record(purpose, read, start, file: Path);
             return read;
         }
         catch (IOException ex)
         {
-            DiskIo.Record(purpose, 0, start, failed: true);
+            DiskIo.Record(purpose, 0, start, failed: true, file: Path);
             throw new DiskFileException($"{Name}: {ex.Message}", ex);
         }
     }
@@ -128,7 +128,7 @@ public sealed partial class DiskFile : IDisposable
                 errno = result < 0 ? Marshal.GetLastPInvokeError() : 0;
             }
             while (result < 0 && errno == EINTR);
-            DiskIo.Record(purpose, 0, start, failed: result < 0);
+            DiskIo.Record(purpose, 0, start, failed: result < 0, file: Path);
             if (result < 0)
                 throw new DiskFileException(Marshal.GetPInvokeErrorMessage(errno));
             return;
@@ -136,11 +136,11 @@ public sealed partial class DiskFile : IDisposable
         try
         {
             RandomAccess.FlushToDisk(_handle);
-            DiskIo.Record(purpose, 0, start);
+            DiskIo.Record(purpose, 0, start, file: Path);
         }
         catch (IOException ex)
         {
-            DiskIo.Record(purpose, 0, start, failed: true);
+            DiskIo.Record(purpose, 0, start, failed: true, file: Path);
             throw new DiskFileException(ex.Message, ex);
         }
     }

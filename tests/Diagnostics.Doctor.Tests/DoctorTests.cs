@@ -61,14 +61,37 @@ public sealed class DoctorTests
     }
 
     [Fact]
-    public void SlowCommandsAreReportedWithTheirNames()
+    public void SlowCommandsAreCountedPastTheLogsCapAndTheirClientsNamed()
     {
-        using var server = ServerProcess.Start("--slowlog-log-slower-than", "10000");
-        using (var c = server.Connect())
-            RespAssert.Ok(c.Call("DEBUG", "SLEEP", "0.03"));
-        var finding = DoctorProbe.Expect(server, "slow-commands");
-        Assert.Contains("debug", finding.Evidence.Keys);
+        // The log keeps 3 entries; 9 calls are slow, 7 of them from one named client.
+        using var server = ServerProcess.Start("--slowlog-log-slower-than", "10000", "--slowlog-max-len", "3");
+        using var heavy = server.Connect();
+        using var light = server.Connect();
+        RespAssert.Ok(heavy.Call("CLIENT", "SETNAME", "doctor-heavy"));
+        long heavyId = heavy.Call("CLIENT", "ID").Integer;
+        for (int i = 0; i < 7; i++)
+            RespAssert.Ok(heavy.Call("DEBUG", "SLEEP", "0.012"));
+        for (int i = 0; i < 2; i++)
+            RespAssert.Ok(light.Call("DEBUG", "SLEEP", "0.012"));
+
+        var (finding, offline) = LiveAndOffline.Expect(server, "slow-commands");
         Assert.Equal("latency", finding.Area);
+        // Every DEBUG SLEEP was slow (another command may be too, on a loaded machine).
+        Assert.StartsWith("9 slow calls, slowest ", finding.Evidence["debug"]);
+        Assert.True(long.Parse(finding.Evidence["slow_calls"]) >= 9, finding.Seen);
+        Assert.Equal("3", finding.Evidence["slowlog_len"]);
+        Assert.Contains("(the log keeps the newest 3, slowlog-max-len)", finding.Seen);
+        // The heavy client first, by id, name and address.
+        string heavyAddress = ClientListFields.Of(light, "doctor-heavy")!["addr"];
+        Assert.StartsWith($"client {heavyId} (doctor-heavy) at {heavyAddress}: 7 slow, up to ", finding.Evidence["clients"]);
+        Assert.Contains("last debug", finding.Evidence["clients"]);
+        Assert.Contains($"client {heavyId} (doctor-heavy)", finding.Seen);
+        Assert.Equal(finding.Evidence["debug"], offline.Evidence["debug"]);
+        Assert.Equal(finding.Evidence["clients"], offline.Evidence["clients"]);
+
+        // SLOWLOG RESET starts the count again, as the log.
+        RespAssert.Ok(heavy.Call("SLOWLOG", "RESET"));
+        DoctorProbe.ExpectGone(server, "slow-commands", "the finding to go after SLOWLOG RESET");
     }
 
     [Fact]

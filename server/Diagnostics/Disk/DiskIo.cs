@@ -19,10 +19,20 @@ public static class DiskIo
     /// <summary>Timestamp to pass to <see cref="Record"/> when the operation ends.</summary>
     public static long Start() => Stopwatch.GetTimestamp();
 
-    public static void Record(DiskIoPurpose purpose, long bytes, long startTimestamp, bool failed = false)
+    /// <summary>Counts one operation; <paramref name="file"/> (a path) is kept when it is the slowest so far.</summary>
+    public static void Record(DiskIoPurpose purpose, long bytes, long startTimestamp, bool failed = false, string? file = null)
     {
         long micros = (long)Stopwatch.GetElapsedTime(startTimestamp).TotalMicroseconds;
-        (t_record ?? Register()).Add(purpose, bytes, micros, failed);
+        (t_record ?? Register()).Add(purpose, bytes, micros, failed, file);
+    }
+
+    /// <summary>The slowest operation of the purpose on any thread since the last call: the sampler's per-interval worst.</summary>
+    internal static long TakeIntervalMax(DiskIoPurpose purpose)
+    {
+        long max = 0;
+        foreach (var record in Snapshot())
+            max = Math.Max(max, record.TakeIntervalMax(purpose));
+        return max;
     }
 
     private static DiskIoRecord Register()

@@ -149,12 +149,10 @@ public static class ServerSampleSources
 
     /// <summary>
     /// Disk bytes read and written, in all and by purpose (the purposes that move bytes: AOF
-    /// appends, rewrite, load, manifest), fsyncs, and the slowest fsync of the interval (from the
-    /// histograms' change).
+    /// appends, rewrite, load, manifest), fsyncs, and the slowest fsync of the interval.
     /// </summary>
     private static Action<SampleWriter> DiskSource()
     {
-        long[] previousFsync = new long[LatencyHistogram.BucketCount];
         var purposeSeries = new Dictionary<DiskIoPurpose, string>();
         foreach (var purpose in (DiskIoPurpose[])[DiskIoPurpose.AofWrite, DiskIoPurpose.RewriteRead, DiskIoPurpose.RewriteWrite, DiskIoPurpose.LoadRead, DiskIoPurpose.Manifest])
             purposeSeries[purpose] = MetricNames.DiskBytesPerSecondPurposePrefix + DiskIoInfo.Name(purpose);
@@ -171,23 +169,12 @@ public static class ServerSampleSources
                 else
                     written += stats.Bytes;
             }
-            var fsyncStats = totals[DiskIoPurpose.AofFsync];
-            long fsyncs = fsyncStats.Count;
-            long[] fsync = fsyncStats.Buckets;
+            long fsyncs = totals[DiskIoPurpose.AofFsync].Count;
             writer.Rate(MetricNames.DiskReadBytesPerSecond, read);
             writer.Rate(MetricNames.DiskWriteBytesPerSecond, written);
             writer.Rate(MetricNames.FsyncsPerSecond, fsyncs);
-            long slowest = 0;
-            for (int i = fsync.Length - 1; i >= 0; i--)
-            {
-                if (fsync[i] > previousFsync[i])
-                {
-                    slowest = LatencyHistogram.UpperBoundMicros(i);
-                    break;
-                }
-            }
-            writer.Gauge(MetricNames.FsyncMaxMicros, slowest);
-            Array.Copy(fsync, previousFsync, fsync.Length);
+            // Measured, not a histogram bucket's upper bound (which can be half again the real worst).
+            writer.Gauge(MetricNames.FsyncMaxMicros, DiskIo.TakeIntervalMax(DiskIoPurpose.AofFsync));
         };
     }
 }

@@ -20,6 +20,8 @@ public sealed class SlowLog
 
     private readonly Lock _gate = new();
     private readonly LinkedList<SlowLogEntry> _entries = new();
+    // Since start or SLOWLOG RESET: every slow call, not just the log's last slowlog-max-len.
+    private readonly SlowCallTotals _totals = new();
     private long _nextId;
     private int _maxLength = 128;
 
@@ -66,7 +68,7 @@ public sealed class SlowLog
     public bool IsSlow(long ticks) => ticks >= _thresholdTicks;
 
     /// <summary>Logs a command; <paramref name="config"/> says which settings are secret, for CONFIG SET's values.</summary>
-    public void Add(CommandSpec spec, ArgList args, ServerConfig config, long micros, string clientAddress, string clientName)
+    public void Add(CommandSpec spec, ArgList args, ServerConfig config, long micros, long clientId, string clientAddress, string clientName)
     {
         int count = Math.Min(args.Count, MaxArguments);
         var arguments = new byte[count][];
@@ -85,10 +87,18 @@ public sealed class SlowLog
         Interlocked.Increment(ref _totalLogged);
         lock (_gate)
         {
-            _entries.AddFirst(new SlowLogEntry(_nextId++, now, micros, arguments, clientAddress, clientName,
+            _entries.AddFirst(new SlowLogEntry(_nextId++, now, micros, arguments, clientId, clientAddress, clientName,
                 Scripting.ScriptArguments.ScriptOf(spec, args), Scripting.ScriptArguments.SourceIndexOf(spec, args.Count)));
             Trim();
+            _totals.Add(spec.FullName, micros, now, clientId, clientAddress, clientName);
         }
+    }
+
+    /// <summary>Every slow call since start or SLOWLOG RESET, by command and by client (the log itself keeps only the newest).</summary>
+    public SlowCallTotals.Summary Totals()
+    {
+        lock (_gate)
+            return _totals.Snapshot();
     }
 
     /// <summary>The newest <paramref name="count"/> entries (all of them for a negative count).</summary>
@@ -110,7 +120,10 @@ public sealed class SlowLog
     public void Reset()
     {
         lock (_gate)
+        {
             _entries.Clear();
+            _totals.Clear();
+        }
     }
 
     private void Trim()

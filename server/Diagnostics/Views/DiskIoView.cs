@@ -26,5 +26,9 @@ public static class DiskIoView
     }
 
     private static DiskIoFigures Figures(int tid, string name, DiskIoStats stats) =>
-        new(tid, name, DiskIoInfo.Name(stats.Purpose), stats.Count, stats.Bytes, stats.Micros, stats.Errors, stats.Buckets);
+        new(tid, name, DiskIoInfo.Name(stats.Purpose), stats.Count, stats.Bytes, stats.Micros, stats.Errors, stats.Buckets)
+        {
+            MaxMicros = stats.MaxMicros,
+            SlowestFile = stats.SlowestFile,
+        };
 }

@@ -23,6 +23,7 @@ public static class DoctorView
         Commands = CommandView.Build(server),
         Latency = LatencyView.Build(server),
         SlowLog = SlowLogView.Build(server),
+        SlowSummary = SlowLogView.Summary(server),
         Memory = MemoryView.Build(server),
         Runtime = RuntimeView.Build(),
         Environment = EnvironmentView.Build(),

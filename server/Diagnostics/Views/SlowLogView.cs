@@ -24,8 +24,28 @@ public static class SlowLogView
             result[i] = new SlowLogRecord(entry.Id, entry.UnixSeconds, entry.DurationMicros, arguments, entry.ClientAddress, entry.ClientName)
             {
                 Script = entry.Script,
+                ClientId = entry.ClientId,
             };
         }
         return result;
+    }
+
+    /// <summary>Every slow call since start or SLOWLOG RESET, by command and by client.</summary>
+    public static SlowLogSummary Summary(DataServer server)
+    {
+        var totals = server.SlowLog.Totals();
+        var commands = new SlowCommandTotal[totals.Commands.Count];
+        for (int i = 0; i < commands.Length; i++)
+        {
+            var c = totals.Commands[i];
+            commands[i] = new SlowCommandTotal(c.Command, c.Calls, c.Micros, c.MaxMicros);
+        }
+        var clients = new SlowClientTotal[totals.Clients.Count];
+        for (int i = 0; i < clients.Length; i++)
+        {
+            var c = totals.Clients[i];
+            clients[i] = new SlowClientTotal(c.Id, c.Address, c.Name, c.Calls, c.MaxMicros, c.LastCommand, c.LastUnixSeconds);
+        }
+        return new SlowLogSummary(totals.SinceUnixSeconds, totals.Calls, commands, clients);
     }
 }
