@@ -42,6 +42,8 @@ public static class MetricNames
     public const string FsyncMaxMicros = "fsync_max_usec";
     public const string ExpiredKeysPerSecond = "expired_keys_per_sec";
     public const string EvictedKeysPerSecond = "evicted_keys_per_sec";
+    /// <summary>Commands refused with OOM (over maxmemory, nothing left to evict).</summary>
+    public const string OomRejectionsPerSecond = "oom_rejections_per_sec";
     public const string ThreadPoolQueueLength = "threadpool_queue_length";
     public const string ThreadPoolThreads = "threadpool_threads";
     public const string ProcessThreads = "process_threads";

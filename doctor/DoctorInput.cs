@@ -23,6 +23,8 @@ public sealed record DoctorInput
     /// <summary>Every slow call by command and client; null when the package predates it (the rules then count the log).</summary>
     public SlowLogSummary? SlowSummary { get; init; }
     public MemoryReport? Memory { get; init; }
+    /// <summary>The keyspace walk (types, biggest keys); live, only taken when a rule needs it (memory near maxmemory).</summary>
+    public KeyspaceReport? Keyspace { get; init; }
     public RuntimeReport? Runtime { get; init; }
     public EnvironmentReport? Environment { get; init; }
     public IReadOnlyList<DiskIoFigures> DiskIo { get; init; } = [];
@@ -42,17 +44,20 @@ public sealed record DoctorInput
 
     /// <summary>
     /// How many events a per-second series counted over its last <paramref name="seconds"/>: each
-    /// sample's rate times its interval, rounded (a sum of rates is not a count when samples are
-    /// not exactly a second apart).
+    /// sample's rate times the time since the sample before it, rounded (a sum of rates is not a
+    /// count when samples are not exactly a second apart).
     /// </summary>
     public long RecentCount(string series, int seconds)
     {
-        if (History is null)
+        if (History is not { } history || !history.Series.TryGetValue(series, out var values) || values.Length == 0)
             return 0;
-        int samples = Math.Max(1, seconds * 1000 / Math.Max(1, History.IntervalMillis));
+        int samples = Math.Min(values.Length, Math.Max(1, seconds * 1000 / Math.Max(1, history.IntervalMillis)));
         double total = 0;
-        foreach (double rate in Recent(series, samples))
-            total += rate * History.IntervalMillis / 1000.0;
+        for (int i = values.Length - samples; i < values.Length; i++)
+        {
+            double intervalMs = i > 0 && history.Times.Length == values.Length ? history.Times[i] - history.Times[i - 1] : history.IntervalMillis;
+            total += values[i] * intervalMs / 1000.0;
+        }
         return (long)Math.Round(total);
     }
 

@@ -95,6 +95,7 @@ internal sealed class PackageParse
         SlowLog = Read(zip, "slowlog.json", ContractsJson.Default.SlowLogRecordArray) ?? [],
         SlowSummary = Read(zip, "slowlog-summary.json", ContractsJson.Default.SlowLogSummary),
         Memory = Read(zip, "memory.json", ContractsJson.Default.MemoryReport),
+        Keyspace = Read(zip, "keyspace.json", ContractsJson.Default.KeyspaceReport),
         Runtime = Read(zip, "runtime.json", ContractsJson.Default.RuntimeReport),
         Environment = Read(zip, "environment.json", ContractsJson.Default.EnvironmentReport),
         DiskIo = Read(zip, "diskio.json", ContractsJson.Default.DiskIoFiguresArray) ?? [],

@@ -27,6 +27,55 @@ public sealed class DoctorTests
         Assert.Equal(FindingSeverity.Warning, finding.Severity);
         Assert.Equal("memory", finding.Area);
         Assert.Equal("allkeys-lru", finding.Evidence["maxmemory_policy"]);
+        Assert.Equal("0", finding.Evidence["oom_rejections"]);
+    }
+
+    [Fact]
+    public void RefusedWritesAreCountedAndTheWriterKeysAndThreadNamed()
+    {
+        using var server = ServerProcess.Start("--maxmemory-policy", "noeviction");
+        using var filler = server.Connect();
+        using var bystander = server.Connect();
+        RespAssert.Ok(filler.Call("CLIENT", "SETNAME", "doctor-filler"));
+        long fillerId = filler.Call("CLIENT", "ID").Integer;
+        RespAssert.Ok(bystander.Call("SET", "small", "v"));
+        RespAssert.Ok(filler.Call("SET", "big:blob", new string('b', 600_000)));
+        for (int i = 0; i < 100; i++)
+            RespAssert.Ok(filler.Call("SET", "fill:" + i, new string('f', 10_000)));
+        long used = InfoFields.GetInt64(filler, "memory", "used_memory");
+        RespAssert.Ok(bystander.Call("CONFIG", "SET", "maxmemory", (used + 50_000).ToString()));
+        int refused = 0;
+        for (int i = 100; i < 140; i++)
+        {
+            var reply = filler.Call("SET", "fill:" + i, new string('f', 10_000));
+            if (reply.Kind == '-')
+            {
+                RespAssert.Error("OOM command not allowed when used memory > 'maxmemory'.", reply);
+                refused++;
+            }
+        }
+        Assert.True(refused >= 30, $"only {refused} of 40 writes past maxmemory were refused");
+
+        // The history has seen every refusal once a sample after them has been taken.
+        var (finding, offline) = LiveAndOffline.Expect(server, "memory-near-maxmemory",
+            until: f => f.Evidence["oom_rejections_last_5_min"] == refused.ToString(), what: $"{refused} OOM refusals in the last 5 minutes");
+        Assert.Equal(FindingSeverity.Critical, finding.Severity);
+        Assert.Equal(refused.ToString(), finding.Evidence["oom_rejections"]);
+        Assert.Contains($"{refused} commands were refused with OOM in the last 5 minutes", finding.Seen);
+        // Who sent the data, what holds it, and which thread allocated it.
+        Assert.StartsWith($"client {fillerId} (doctor-filler) at ", finding.Evidence["top_clients"]);
+        Assert.StartsWith("'big:blob' (db 0, string, ", finding.Evidence["biggest_keys"]);
+        Assert.Matches(@"^.+ \(\d+\)$", finding.Evidence["thread"]);
+        Assert.True(long.Parse(finding.Evidence["thread_bytes"]) > 600_000, finding.Evidence["thread_bytes"]);
+        Assert.Contains("of tracked memory", finding.Seen);
+        foreach (string field in (string[])["oom_rejections", "top_clients", "biggest_keys", "thread"])
+            Assert.Equal(finding.Evidence[field], offline.Evidence[field]);
+
+        // Room again: still reported for the refusals of the last five minutes, at under 90% used.
+        RespAssert.Ok(bystander.Call("CONFIG", "SET", "maxmemory", (used * 4).ToString()));
+        var after = DoctorProbe.Expect(server, "memory-near-maxmemory", until: f => f.Evidence["maxmemory"] == (used * 4).ToString());
+        Assert.Equal(FindingSeverity.Critical, after.Severity);
+        Assert.Equal("Writes were refused with OOM in the last 5 minutes", after.Title);
     }
 
     [Fact]

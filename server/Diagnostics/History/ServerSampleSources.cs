@@ -36,6 +36,7 @@ public static class ServerSampleSources
             writer.Rate(MetricNames.NetOutputBytesPerSecond, stats.NetOutputBytes);
             writer.Rate(MetricNames.ExpiredKeysPerSecond, server.Keyspace.ExpiredKeys);
             writer.Rate(MetricNames.EvictedKeysPerSecond, server.Keyspace.Eviction.EvictedKeys);
+            writer.Rate(MetricNames.OomRejectionsPerSecond, ThreadCounters.ErrorTotals().GetValueOrDefault("OOM"));
             writer.Rate(MetricNames.SlowCommandsPerSecond, server.SlowLog.TotalLogged);
         });
         sampler.AddSource(LatencySource());

@@ -1,5 +1,6 @@
 using Diagnostics.Contracts;
 using Diagnostics.Doctor;
+using Diagnostics.Doctor.Rules;
 using Diagnostics.Server.Configuration;
 using Diagnostics.Server.Diagnostics.Disk;
 using Diagnostics.Server.Diagnostics.History;
@@ -25,6 +26,8 @@ public static class DoctorView
         SlowLog = SlowLogView.Build(server),
         SlowSummary = SlowLogView.Summary(server),
         Memory = MemoryView.Build(server),
+        // The walk holds every shard: only when the memory rule will name the biggest keys.
+        Keyspace = MemoryNearLimitRule.Applies(server.Keyspace.Eviction.UsedMemory, server.Keyspace.Eviction.MaxMemory) ? KeyspaceView.Build(server) : null,
         Runtime = RuntimeView.Build(),
         Environment = EnvironmentView.Build(),
         DiskIo = DiskIoView.Build(),
