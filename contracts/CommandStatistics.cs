@@ -11,6 +11,8 @@ public sealed record CommandStatistics
     public double MicrosecondsPerCall { get; init; }
     public long RejectedCalls { get; init; }
     public long FailedCalls { get; init; }
+    /// <summary>Managed bytes allocated running the command, in all; null for commands flagged fast (not measured: they allocate nothing by design).</summary>
+    public long? AllocatedBytes { get; init; }
     /// <summary>Percentiles of the command's latency in microseconds, when latency tracking has data.</summary>
     public double? P50Micros { get; init; }
     public double? P99Micros { get; init; }

@@ -32,6 +32,8 @@ public static class MetricNames
     public const string MaxMemoryBytes = "maxmemory_bytes";
     public const string GcPauseMillisPerSecond = "gc_pause_ms_per_sec";
     public const string GcCollectionsPerSecond = "gc_collections_per_sec";
+    /// <summary>Full (generation 2) collections: the expensive ones.</summary>
+    public const string Gen2CollectionsPerSecond = "gc_gen2_collections_per_sec";
     public const string ManagedAllocatedBytesPerSecond = "managed_allocated_bytes_per_sec";
     public const string DiskWriteBytesPerSecond = "disk_write_bytes_per_sec";
     public const string DiskReadBytesPerSecond = "disk_read_bytes_per_sec";

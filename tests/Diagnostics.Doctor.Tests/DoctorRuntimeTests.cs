@@ -18,12 +18,12 @@ public sealed class DoctorRuntimeTests
         // memory-starved container might end up with, turns that into hundreds of GCs a second.
         using var server = ServerProcess.StartWithEnvironment(new Dictionary<string, string> { ["DOTNET_GCgen0size"] = "0x10000" });
         using var c = server.Connect();
-        Finding finding;
+        Finding finding, offline;
         using (BackgroundLoad.Command(server.Port, 4, "INFO", "all"))
         {
             // A pause at start-up on a busy machine can fire the rule alone; wait for the one the
             // load causes: sustained pauses, after thousands of collections.
-            finding = DoctorProbe.Expect(server, "gc-pauses", timeoutMs: 30_000,
+            (finding, offline) = LiveAndOffline.Expect(server, "gc-pauses", timeoutMs: 30_000,
                 until: f => Parse(f.Evidence["pause_ms_per_s_avg"]) >= 20 && InfoFields.GetInt64(c, "memory", "gc_gen0_collections") > 1000,
                 what: "sustained GC pauses (20 ms a second on average) under the garbage-heavy load");
         }
@@ -31,6 +31,16 @@ public sealed class DoctorRuntimeTests
         Assert.Equal(MetricNames.GcPauseMillisPerSecond, finding.Chart);
         Assert.Contains("paused the process", finding.Seen);
         Assert.True(Parse(finding.Evidence["pause_ms_per_s_max"]) >= Parse(finding.Evidence["pause_ms_per_s_avg"]));
+        // It says what fills the heap: the allocation rate, and INFO first among the commands,
+        // with what one call allocates (INFO all builds tens of KB of text).
+        Assert.True(long.Parse(finding.Evidence["allocated_bytes_per_s"]) > 1_000_000, finding.Seen);
+        Assert.True(long.Parse(finding.Evidence["gen2_collections"]) >= 0);
+        Assert.Matches(@"^info \d+(\.\d)? KB a call \(", finding.Evidence["top_commands"]);
+        Assert.StartsWith("info ", offline.Evidence["top_commands"]);
+        var info = new ApiClient(server.HttpPort).Get("/api/commands", ContractsJson.Default.CommandStatisticsArray).Single(s => s.Name == "info");
+        Assert.True(info.AllocatedBytes / info.Calls > 10_000, $"INFO all allocated {info.AllocatedBytes / info.Calls} bytes a call");
+        var get = new ApiClient(server.HttpPort).Get("/api/commands", ContractsJson.Default.CommandStatisticsArray).SingleOrDefault(s => s.Name == "get");
+        Assert.True(get is null || get.AllocatedBytes is null, "GET is flagged fast: its allocations are not measured");
     }
 
     private static double Parse(string figure) => double.Parse(figure, System.Globalization.CultureInfo.InvariantCulture);

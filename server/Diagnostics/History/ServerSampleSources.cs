@@ -49,6 +49,7 @@ public static class ServerSampleSources
             writer.Gauge(MetricNames.MaxMemoryBytes, server.Keyspace.Eviction.MaxMemory);
             writer.Rate(MetricNames.GcPauseMillisPerSecond, GC.GetTotalPauseDuration().TotalMilliseconds);
             writer.Rate(MetricNames.GcCollectionsPerSecond, GC.CollectionCount(0));
+            writer.Rate(MetricNames.Gen2CollectionsPerSecond, GC.CollectionCount(2));
             writer.Rate(MetricNames.ManagedAllocatedBytesPerSecond, GC.GetTotalAllocatedBytes(false));
             writer.Gauge(MetricNames.ThreadPoolQueueLength, ThreadPool.PendingWorkItemCount);
             writer.Gauge(MetricNames.ThreadPoolThreads, ThreadPool.ThreadCount);

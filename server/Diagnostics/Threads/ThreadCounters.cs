@@ -25,6 +25,7 @@ public sealed class ThreadCounters
         Ticks = new long[commands];
         Failed = new long[commands];
         Rejected = new long[commands];
+        AllocatedBytes = new long[commands];
     }
 
     internal Thread Thread { get; }
@@ -39,6 +40,8 @@ public sealed class ThreadCounters
     public readonly long[] Ticks;
     public readonly long[] Failed;
     public readonly long[] Rejected;
+    /// <summary>Managed bytes allocated while running each command (measured for commands not flagged fast, see CommandExecutor.Call).</summary>
+    public readonly long[] AllocatedBytes;
     /// <summary>This thread's command latency histograms.</summary>
     public readonly CommandLatency Latency = CommandLatency.CreateRow();
     public long KeyspaceHits;
@@ -119,6 +122,15 @@ public sealed class ThreadCounters
         return (calls, ticks, failed, rejected);
     }
 
+    /// <summary>Managed bytes every thread allocated running the command.</summary>
+    public static long SumAllocated(int id)
+    {
+        long bytes = 0;
+        foreach (var row in All())
+            bytes += Volatile.Read(ref row.AllocatedBytes[id]);
+        return bytes;
+    }
+
     public static (long Hits, long Misses) KeyspaceTotals()
     {
         long hits = 0, misses = 0;
@@ -139,6 +151,7 @@ public sealed class ThreadCounters
             Array.Clear(row.Ticks);
             Array.Clear(row.Failed);
             Array.Clear(row.Rejected);
+            Array.Clear(row.AllocatedBytes);
             row.KeyspaceHits = 0;
             row.KeyspaceMisses = 0;
             row.UnknownCommands = 0;

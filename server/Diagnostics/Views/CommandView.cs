@@ -30,6 +30,7 @@ public static class CommandView
                 MicrosecondsPerCall = calls == 0 ? 0 : (double)usec / calls,
                 RejectedCalls = rejected,
                 FailedCalls = failed,
+                AllocatedBytes = (spec.Flags & Commands.CommandFlags.Fast) == 0 ? ThreadCounters.SumAllocated(id) : null,
                 P50Micros = tracked ? latency.Percentile(50) / 1000.0 : null,
                 P99Micros = tracked ? latency.Percentile(99) / 1000.0 : null,
                 P999Micros = tracked ? latency.Percentile(99.9) / 1000.0 : null,
