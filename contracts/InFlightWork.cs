@@ -16,4 +16,7 @@ public sealed record InFlightWork
     public int Database { get; init; }
     public required long StartedUnixMs { get; init; }
     public required double ElapsedMicros { get; init; }
+
+    /// <summary>The activity of a thread blocked until shards another command holds are free (the command it will run is then its activity).</summary>
+    public const string WaitingForShards = "waiting for shards";
 }

@@ -31,6 +31,10 @@ public sealed record DoctorInput
     /// <summary>What the elevated monitor reported; null when no monitor ever attached (or the package predates it).</summary>
     public MonitorReport? Monitor { get; init; }
     public IReadOnlyDictionary<string, string> Config { get; init; } = new Dictionary<string, string>();
+    /// <summary>What every thread runs now, longest first (threads blocked on shards say so).</summary>
+    public IReadOnlyList<InFlightWork> InFlight { get; init; } = [];
+    /// <summary>The pool's busy threads grouped by stack; only from a package (capturing stacks live costs too much to do per look), else null.</summary>
+    public IReadOnlyList<WaitStack>? WaitStacks { get; init; }
 
     /// <summary>An INFO field ("memory", "used_memory"), or null.</summary>
     public string? InfoField(string section, string field) =>

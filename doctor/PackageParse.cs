@@ -101,16 +101,35 @@ internal sealed class PackageParse
         DiskIo = Read(zip, "diskio.json", ContractsJson.Default.DiskIoFiguresArray) ?? [],
         Monitor = Read(zip, "monitor.json", ContractsJson.Default.MonitorReport),
         Config = Read(zip, "config.json", ContractsJson.Default.DictionaryStringString) ?? [],
+        InFlight = Read(zip, "inflight.json", ContractsJson.Default.InFlightWorkArray) ?? [],
+        WaitStacks = ReadWaitStacks(zip),
     };
+
+    /// <summary>stacks.txt grouped by where the pool's threads stand, streamed under the same limits as every entry.</summary>
+    private IReadOnlyList<WaitStack>? ReadWaitStacks(ZipArchive zip)
+    {
+        using var stream = Open(zip, "stacks.txt");
+        if (stream is null)
+            return null;
+        using var reader = new StreamReader(stream, System.Text.Encoding.UTF8, detectEncodingFromByteOrderMarks: false);
+        return WaitStacks.Summarize(reader);
+    }
 
     /// <summary>One JSON entry, streamed from the deflate stream into the deserializer, never whole in memory.</summary>
     public T? Read<T>(ZipArchive zip, string name, JsonTypeInfo<T> type) where T : class
+    {
+        using var stream = Open(zip, name);
+        return stream is null ? null : JsonSerializer.Deserialize(stream, (JsonTypeInfo<T>)Json.GetTypeInfo(typeof(T)));
+    }
+
+    /// <summary>An entry's stream that counts what it unpacks against the limits; null when the package lacks it.</summary>
+    private CheckedReadStream? Open(ZipArchive zip, string name)
     {
         var entry = zip.GetEntry(name);
         if (entry is null)
             return null;
         long entryBytes = 0;
-        using var stream = new CheckedReadStream(entry.Open(), read =>
+        return new CheckedReadStream(entry.Open(), read =>
         {
             entryBytes += read;
             _unpacked += read;
@@ -120,7 +139,6 @@ internal sealed class PackageParse
                 throw UnpackedTooLarge();
             CheckMemory();
         }, leaveOpen: false);
-        return JsonSerializer.Deserialize(stream, (JsonTypeInfo<T>)Json.GetTypeInfo(typeof(T)));
     }
 
     private InvalidPackageException EntryTooLarge(string name) => new(

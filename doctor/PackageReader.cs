@@ -32,8 +32,7 @@ public static class PackageReader
                 parse.CheckEntries(archive);
                 var manifest = parse.ReadManifest(archive);
                 var input = parse.ReadInput(archive, manifest);
-                var inFlight = parse.Read(archive, "inflight.json", ContractsJson.Default.InFlightWorkArray) ?? [];
-                return new PackageContents(manifest, input, inFlight, parse.AllocatedBytes);
+                return new PackageContents(manifest, input, input.InFlight, parse.AllocatedBytes);
             }
             catch (JsonException e)
             {

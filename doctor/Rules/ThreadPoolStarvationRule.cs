@@ -1,11 +1,19 @@
+using System.Globalization;
 using Diagnostics.Contracts;
 
 namespace Diagnostics.Doctor.Rules;
 
-/// <summary>Work waits in the thread pool's queue second after second: the pool is starved.</summary>
+/// <summary>
+/// Work waits in the thread pool's queue second after second: the pool is starved. Says what the
+/// pool's threads are blocked on (their in-flight slots: threads waiting for shards say so; from a
+/// package, their stacks too) and which commands run longest meanwhile (a KEYS or DEBUG SLEEP
+/// holding every shard).
+/// </summary>
 public sealed class ThreadPoolStarvationRule : IDoctorRule
 {
     private const int SustainedSeconds = 5;
+    private const int HoldersShown = 3;
+    private const int StacksShown = 3;
 
     public string Id => "threadpool-starvation";
     public string Area => "runtime";
@@ -24,15 +32,69 @@ public sealed class ThreadPoolStarvationRule : IDoctorRule
         if (longest < SustainedSeconds)
             yield break;
         var threads = input.Recent(MetricNames.ThreadPoolThreads, 1);
+        var evidence = new Dictionary<string, string>
+        {
+            ["seconds_queued"] = longest.ToString(CultureInfo.InvariantCulture),
+            ["max_queue_length"] = worst.ToString("0", CultureInfo.InvariantCulture),
+        };
+        var seen = new List<string>
+        {
+            $"Work items waited in the thread pool queue for {longest} seconds in a row (up to {worst:0} queued) with {(threads.Length > 0 ? threads[0] : 0):0} pool threads.",
+        };
+
+        int waiting = 0;
+        var waitingClients = new List<long>();
+        var holders = new List<InFlightWork>();
+        foreach (var work in input.InFlight)
+        {
+            if (work.Activity == InFlightWork.WaitingForShards)
+            {
+                waiting++;
+                if (work.ClientId != 0 && waitingClients.Count < 8)
+                    waitingClients.Add(work.ClientId);
+            }
+            else if (work.ClientId != 0 && holders.Count < HoldersShown)
+            {
+                holders.Add(work); // the view lists the longest-running first
+            }
+        }
+        evidence["threads_waiting_for_shards"] = waiting.ToString(CultureInfo.InvariantCulture);
+        if (waiting > 0)
+            seen.Add($"{waiting} threads are blocked waiting for shards" + (waitingClients.Count > 0 ? $" (for clients {string.Join(", ", waitingClients)})." : "."));
+        if (holders.Count > 0)
+        {
+            var parts = new List<string>();
+            foreach (var work in holders)
+                parts.Add($"{work.Activity} for client {work.ClientId} (db {work.Database}) on thread {work.ThreadName} ({work.OsThreadId}), running {Human.Micros(work.ElapsedMicros)}");
+            string running = string.Join("; ", parts);
+            seen.Add($"Longest-running commands now: {running}.");
+            evidence["longest_running"] = running;
+        }
+        if (input.WaitStacks is { Count: > 0 } stacks)
+        {
+            var parts = new List<string>();
+            foreach (var stack in stacks)
+            {
+                if (parts.Count == StacksShown)
+                    break;
+                string from = stack.ServerFrames is { } frames ? $", from {frames}" : "";
+                parts.Add($"{stack.Threads} in {WaitStacks.Short(stack.BlockedIn)}{from}");
+            }
+            string summary = string.Join("; ", parts);
+            seen.Add($"Pool threads' stacks (stacks.txt): {summary}.");
+            evidence["wait_stacks"] = summary;
+        }
         yield return new Finding
         {
             Rule = Id,
             Area = Area,
             Severity = FindingSeverity.Warning,
             Title = "The thread pool is starved",
-            Seen = $"Work items waited in the thread pool queue for {longest} seconds in a row (up to {worst:0} queued) with {(threads.Length > 0 ? threads[0] : 0):0} pool threads.",
-            Advice = "Something blocks pool threads (a long command, a wait on a busy shard, synchronous I/O): capture the managed stacks (stacks.txt, /api/stacks) to see where they wait.",
-            Evidence = new() { ["seconds_queued"] = longest.ToString(System.Globalization.CultureInfo.InvariantCulture), ["max_queue_length"] = worst.ToString("0", System.Globalization.CultureInfo.InvariantCulture) },
+            Seen = string.Join(" ", seen),
+            Advice = waiting > 0
+                ? "Commands for several shards wait on pool threads while a long command holds the shards they need: replace whole-keyspace commands (KEYS, FLUSHALL, DEBUG SLEEP) with SCAN and smaller batches, or CLIENT KILL the client running one; the debug package's stacks show where each thread waits."
+                : "Something blocks pool threads (a long command, a wait on a busy shard, synchronous I/O): the debug package's stacks (stacks.txt, /api/stacks) show where they wait.",
+            Evidence = evidence,
             Chart = MetricNames.ThreadPoolQueueLength,
         };
     }

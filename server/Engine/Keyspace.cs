@@ -160,10 +160,17 @@ public sealed class Keyspace : IDisposable
         if (Mode == ExecutionMode.Inline)
         {
             int entered = 0;
+            // Marked as waiting unless the thread runs a command (CONFIG SET appendonly), which says more.
+            var slot = Diagnostics.Threads.ThreadCounters.Current.InFlight;
+            bool marked = slot.IsIdle;
             try
             {
+                if (marked)
+                    slot.Begin(Contracts.InFlightWork.WaitingForShards);
                 for (; entered < _shards.Length; entered++)
                     _shards[entered].EnterInline();
+                if (marked)
+                    slot.End();
                 action();
             }
             finally

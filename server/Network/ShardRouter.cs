@@ -1,5 +1,8 @@
+using System.Diagnostics;
 using System.Runtime.CompilerServices;
+using Diagnostics.Contracts;
 using Diagnostics.Server.Commands;
+using Diagnostics.Server.Diagnostics.Threads;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Execution;
 using Diagnostics.Server.Protocol;
@@ -212,7 +215,9 @@ internal sealed class ShardRouter
                     // rest of the run go again from a pool thread, which waits for the keyspace.
                     await ThreadPoolHop.FromSocketThread();
                     _ = _work.Prepare(_work.GivenBackAt, runEnd); // run here: nothing to await
+                    MarkWaitingForShards();
                     keyspace.Gate.Run(_work);
+                    ThreadCounters.Current.InFlight.End();
                 }
                 continue;
             }
@@ -388,6 +393,13 @@ internal sealed class ShardRouter
         return involved == _involvedShards.Length && keyspace.Mode == ExecutionMode.Inline ? Route.Keyspace : Route.Coordinated;
     }
 
+    /// <summary>
+    /// A pool thread about to block on shards says so in its in-flight slot: the doctor's answer
+    /// to "what are the pool threads waiting for" when the pool starves.
+    /// </summary>
+    private void MarkWaitingForShards()
+        => ThreadCounters.Current.InFlight.Begin(InFlightWork.WaitingForShards, _connection.Id, _connection.DatabaseIndex, Stopwatch.GetTimestamp());
+
     /// <summary>Parks every involved shard (ascending order), runs the command here, releases them.</summary>
     private async ValueTask ExecuteCoordinatedAsync(int index)
     {
@@ -397,9 +409,11 @@ internal sealed class ShardRouter
             if (!TryEnterInvolvedShards(shards))
             {
                 await ThreadPoolHop.FromSocketThread();
+                MarkWaitingForShards();
                 for (int s = 0; s < shards.Length; s++)
                     if (_involvedShards[s])
                         shards[s].EnterInline();
+                ThreadCounters.Current.InFlight.End();
             }
             RunCoordinated(shards, index);
             for (int s = shards.Length - 1; s >= 0; s--)

@@ -56,11 +56,14 @@ public sealed class DoctorRuntimeTests
         DoctorProbe.AssertAbsent(server, "threadpool-starvation");
         var failures = new System.Collections.Concurrent.ConcurrentQueue<string>();
         using var done = new CancellationTokenSource();
-        // 16 sleeps of 0.6 s in a row (10 s), with 32 clients' MSETs waiting behind each.
+        using var stop = new CancellationTokenSource();
+        // Sleeps of 0.6 s in a row until the doctor has been read (at most 60: 36 s), with 32
+        // clients' MSETs waiting behind each.
         var sleeper = new Thread(() =>
         {
             using var c = server.Connect();
-            for (int i = 0; i < 16; i++)
+            RespAssert.Ok(c.Call("CLIENT", "SETNAME", "doctor-sleeper"));
+            for (int i = 0; i < 60 && !stop.IsCancellationRequested; i++)
             {
                 var reply = c.Call("DEBUG", "SLEEP", "0.6");
                 if (reply.Text != "OK")
@@ -86,15 +89,31 @@ public sealed class DoctorRuntimeTests
         sleeper.Start();
         foreach (var writer in writers)
             writer.Start();
+
+        // Read while it happens: the doctor names what the pool threads wait for and who holds it.
+        Finding finding, offline;
+        try
+        {
+            (finding, offline) = LiveAndOffline.Expect(server, "threadpool-starvation", timeoutMs: 30_000,
+                until: f => f.Evidence["threads_waiting_for_shards"] != "0" && f.Evidence.GetValueOrDefault("longest_running", "").StartsWith("debug for client "),
+                what: "starvation with threads waiting for shards while DEBUG SLEEP runs");
+        }
+        finally
+        {
+            stop.Cancel();
+        }
         Assert.True(sleeper.Join(90_000), "the DEBUG SLEEP client did not finish within 90 s");
         foreach (var writer in writers)
             Assert.True(writer.Join(60_000), "an MSET client did not finish within a minute");
         Assert.Empty(failures);
 
-        var finding = DoctorProbe.Expect(server, "threadpool-starvation", timeoutMs: 15_000);
         Assert.Equal("runtime", finding.Area);
         Assert.True(int.Parse(finding.Evidence["seconds_queued"]) >= 5, finding.Seen);
         Assert.True(Parse(finding.Evidence["max_queue_length"]) >= 1, finding.Seen);
+        Assert.Contains("threads are blocked waiting for shards (for clients ", finding.Seen);
+        Assert.Contains("Longest-running commands now: debug for client ", finding.Seen);
+        // The package's stacks show where the blocked pool threads stand: in the router, on a shard.
+        Assert.True(offline.Evidence["wait_stacks"].Contains("ShardRouter"), offline.Evidence["wait_stacks"]);
     }
 
     [Fact]

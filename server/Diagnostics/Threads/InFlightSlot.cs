@@ -29,6 +29,9 @@ public sealed class InFlightSlot
         Volatile.Write(ref _version, _version + 1);
     }
 
+    /// <summary>Whether the owner is doing nothing marked (read by the owner only).</summary>
+    public bool IsIdle => _activity is null;
+
     /// <summary>Server work with no client: an fsync, an expire cycle.</summary>
     public void Begin(string activity) => Begin(activity, 0, 0, Stopwatch.GetTimestamp());
 

@@ -33,6 +33,7 @@ public static class DoctorView
         DiskIo = DiskIoView.Build(),
         Monitor = server.Monitor.Report(),
         Config = Redaction.Settings(server.Config),
+        InFlight = InFlightView.Build(),
     };
 
     public static DoctorReport Examine(DataServer server) => DoctorRules.Examine(Input(server));
