@@ -22,6 +22,12 @@ public sealed record ClientSnapshot
     public long OutputListLength { get; init; }
     public long OutputMemoryBytes { get; init; }
     public long TotalMemoryBytes { get; init; }
+    /// <summary>Push messages (pub/sub, MONITOR, invalidations) queued and not yet written: part of <see cref="OutputMemoryBytes"/>.</summary>
+    public long PendingPushBytes { get; init; }
+    /// <summary>Seconds the client has had unsent output without taking any of it (0 while it reads, or has none).</summary>
+    public long OutputStalledSeconds { get; init; }
+    /// <summary>The client-output-buffer-limit class it is under: "normal", "pubsub", "replica".</summary>
+    public string Class { get; init; } = "normal";
     public string Events { get; init; } = "r";
     public string LastCommand { get; init; } = "NULL";
     public string User { get; init; } = "default";

@@ -22,6 +22,7 @@ namespace Diagnostics.Contracts;
 [JsonSerializable(typeof(LatencyReport))]
 [JsonSerializable(typeof(SlowLogRecord[]))]
 [JsonSerializable(typeof(SlowLogSummary))]
+[JsonSerializable(typeof(ClosedClient[]))]
 [JsonSerializable(typeof(MemoryReport))]
 [JsonSerializable(typeof(KeyspaceReport))]
 [JsonSerializable(typeof(MetricHistory))]

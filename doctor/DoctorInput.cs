@@ -15,6 +15,8 @@ public sealed record DoctorInput
     public MetricHistory? History { get; init; }
     public IReadOnlyList<ThreadSnapshot> Threads { get; init; } = [];
     public IReadOnlyList<ClientSnapshot> Clients { get; init; } = [];
+    /// <summary>The last clients disconnected for a limit, newest first.</summary>
+    public IReadOnlyList<ClosedClient> ClosedClients { get; init; } = [];
     public IReadOnlyList<CommandStatistics> Commands { get; init; } = [];
     /// <summary>The Lua scripts and functions with their stats; null when the package predates them.</summary>
     public ScriptReport? Scripts { get; init; }

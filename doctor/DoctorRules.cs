@@ -17,6 +17,7 @@ public static class DoctorRules
         new ExposedWithoutPasswordRule(),
         new EvictionRule(),
         new OutputBufferRule(),
+        new ClientsDisconnectedRule(),
         new RejectedConnectionsRule(),
         new AuthFailuresRule(),
         new FsyncLatencyRule(),

@@ -89,6 +89,7 @@ internal sealed class PackageParse
         History = Read(zip, "history.json", ContractsJson.Default.MetricHistory),
         Threads = Read(zip, "threads.json", ContractsJson.Default.ThreadSnapshotArray) ?? [],
         Clients = Read(zip, "clients.json", ContractsJson.Default.ClientSnapshotArray) ?? [],
+        ClosedClients = Read(zip, "clients-closed.json", ContractsJson.Default.ClosedClientArray) ?? [],
         Commands = Read(zip, "commands.json", ContractsJson.Default.CommandStatisticsArray) ?? [],
         Scripts = Read(zip, "scripts.json", ContractsJson.Default.ScriptReport),
         Latency = Read(zip, "latency.json", ContractsJson.Default.LatencyReport),

@@ -48,6 +48,8 @@ public static class HttpApi
         api.MapGet("/clients", () => Json(ClientView.Build(server), ContractsJson.Default.ClientSnapshotArray))
             .IncludeInDebugPackage("clients.json");
         api.MapPost("/clients/{id:long}/kill", (long id) => KillClient(server, id));
+        api.MapGet("/clients/closed", () => Json(server.Clients.Closed.Recent(), ContractsJson.Default.ClosedClientArray))
+            .IncludeInDebugPackage("clients-closed.json");
         api.MapGet("/inflight", () => Json(InFlightView.Build(), ContractsJson.Default.InFlightWorkArray))
             .IncludeInDebugPackage("inflight.json");
         api.MapGet("/commands", () => Json(CommandView.Build(server), ContractsJson.Default.CommandStatisticsArray))

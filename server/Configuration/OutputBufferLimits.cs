@@ -11,6 +11,9 @@ namespace Diagnostics.Server.Configuration;
 public readonly record struct OutputBufferLimit(ulong HardBytes, ulong SoftBytes, int SoftSeconds)
 {
     public bool IsOff => HardBytes == 0 && SoftBytes == 0;
+
+    /// <summary>As one class's group of the setting reads: "hard soft seconds".</summary>
+    public override string ToString() => $"{HardBytes} {SoftBytes} {SoftSeconds}";
 }
 
 /// <summary>

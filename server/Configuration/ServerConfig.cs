@@ -123,9 +123,7 @@ public sealed class ServerConfig
             EvictionChanged?.Invoke();
             return null;
         }));
-        Add(new ConfigParameter("maxmemory-clients", () => MaxMemoryClientsPercent > 0
-            ? MaxMemoryClientsPercent.ToString(CultureInfo.InvariantCulture) + "%"
-            : MaxMemoryClientsBytes.ToString(CultureInfo.InvariantCulture), SetMaxMemoryClients));
+        Add(new ConfigParameter("maxmemory-clients", () => MaxMemoryClientsText, SetMaxMemoryClients));
         Int("maxmemory-samples", () => MaxMemorySamples, v => { MaxMemorySamples = v; EvictionChanged?.Invoke(); }, 1, int.MaxValue);
         Int("maxmemory-eviction-tenacity", () => MaxMemoryEvictionTenacity, v => { MaxMemoryEvictionTenacity = v; EvictionChanged?.Invoke(); }, 0, 100);
         Int("lfu-log-factor", () => LfuLogFactor, v => { LfuLogFactor = v; EvictionChanged?.Invoke(); }, 0, int.MaxValue);
@@ -233,6 +231,11 @@ public sealed class ServerConfig
     public long MaxMemoryClientsBytes { get; private set; }
     /// <summary>maxmemory-clients as a percentage of maxmemory (1-100); 0 when given in bytes.</summary>
     public int MaxMemoryClientsPercent { get; private set; }
+
+    /// <summary>maxmemory-clients as CONFIG GET shows it: bytes, or a percentage of maxmemory.</summary>
+    public string MaxMemoryClientsText => MaxMemoryClientsPercent > 0
+        ? MaxMemoryClientsPercent.ToString(CultureInfo.InvariantCulture) + "%"
+        : MaxMemoryClientsBytes.ToString(CultureInfo.InvariantCulture);
     public int MaxMemoryEvictionTenacity { get; private set; } = 10;
     public int LfuLogFactor { get; private set; } = 10;
     /// <summary>lfu-decay-time in minutes.</summary>

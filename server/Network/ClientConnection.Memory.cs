@@ -28,7 +28,7 @@ public sealed partial class ClientConnection
     /// Bytes this connection's buffers hold (CLIENT LIST tot-mem, maxmemory-clients): the argument
     /// arena, input not yet parsed, replies not yet sent and published messages not yet written.
     /// </summary>
-    public long MemoryUsage => ArenaCapacity + QueryBufferBytes + OutputBufferBytes + PendingPushBytes;
+    public long MemoryUsage => ArenaCapacity + QueryBufferBytes + UnsentBytes;
 
     /// <summary>
     /// The clients cron's look at the arena: trim it to nothing after 2 s idle, or to the recent
@@ -75,6 +75,7 @@ public sealed partial class ClientConnection
     internal void EvictForClientMemory(long nowMs)
     {
         _log.LogInformation("Evicting client: {Client}", ClientDescription.Describe(this, nowMs)); // Redis: notice level
+        RecordClosed("maxmemory-clients", _server.Config.MaxMemoryClientsText);
         Kill();
     }
 }

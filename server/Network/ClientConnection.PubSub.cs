@@ -27,7 +27,7 @@ public sealed partial class ClientConnection : ISubscriber
     public int SubscribedChannels => PubSub?.Channels ?? 0;
     public int SubscribedPatterns => PubSub?.Patterns ?? 0;
 
-    /// <summary>Published bytes queued and not yet written (part of CLIENT LIST omem).</summary>
+    /// <summary>Published bytes queued and not yet written (part of CLIENT LIST omem, see <see cref="ClientConnection.UnsentBytes"/>).</summary>
     public long PendingPushBytes => Volatile.Read(ref _pushBytes);
 
     int ISubscriber.Protocol => Reply.Protocol;
@@ -43,13 +43,18 @@ public sealed partial class ClientConnection : ISubscriber
     /// <summary>A client-side caching invalidation (or redirect-broken notice) for this connection, within its class's limit.</summary>
     internal void DeliverTrackingMessage(byte[] message) => Push(message, Class);
 
-    /// <summary>Queues <paramref name="message"/> for this connection's thread, within <paramref name="limitClass"/>'s hard output limit.</summary>
+    /// <summary>
+    /// Queues <paramref name="message"/> for this connection's thread. Queued messages are output
+    /// like replies (omem): the client's class's hard and soft limits apply to both together, so a
+    /// subscriber that never reads is cut off as in Redis, and the cron keeps checking while its
+    /// thread waits on a flush. A monitor's lines count against the normal class's hard limit.
+    /// </summary>
     private void Push(byte[] message, ClientClass limitClass)
     {
         _pushes.Enqueue(message);
         long pending = Interlocked.Add(ref _pushBytes, message.Length);
         var limit = _server.Config.OutputBufferLimits[limitClass];
-        if (limit.HardBytes != 0 && (ulong)pending > limit.HardBytes)
+        if ((limit.HardBytes != 0 && (ulong)(pending + OutputBufferBytes) >= limit.HardBytes) || _outputGuard.Exceeded(Environment.TickCount64))
         {
             CloseForOutputLimit();
             return;

@@ -71,7 +71,9 @@ public sealed partial class ClientConnection : ClientSession
     public long CreatedMs { get; }
     public long LastInteractionMs { get; private set; }
     public long NetInputBytes { get; private set; }
-    public long NetOutputBytes { get; private set; }
+    /// <summary>Reply bytes the kernel accepted (CLIENT LIST tot-net-out), as tot-net-in counts what was read; a transport that cannot tell counts completed flushes.</summary>
+    public long NetOutputBytes => _transport.CountsSends ? _transport.SentBytes : Volatile.Read(ref _flushedBytes);
+    private long _flushedBytes;
     /// <summary>Bytes received but not yet parsed (CLIENT LIST qbuf).</summary>
     public long QueryBufferBytes { get; private set; }
     public long ArgvBytes => _batch.ArenaBytes;
@@ -95,6 +97,16 @@ public sealed partial class ClientConnection : ClientSession
     /// </summary>
     public long OutputBufferBytes => Math.Max(0, Reply.Produced - Math.Max(Volatile.Read(ref _flushedProduced), _transport.SentBytes));
 
+    /// <summary>
+    /// Everything produced or published for the client and not yet accepted by the kernel (CLIENT
+    /// LIST omem, and what the output buffer limits apply to): unsent replies and queued push
+    /// messages (pub/sub, MONITOR lines, invalidations).
+    /// </summary>
+    public long UnsentBytes => OutputBufferBytes + PendingPushBytes;
+
+    /// <summary>Seconds the client has had unsent output and taken none of it (0 when it has none or is reading).</summary>
+    public long OutputStalledSeconds => _outputGuard.StalledSeconds(Environment.TickCount64);
+
     /// <summary>Output blocks (4 KB or more each) holding unsent replies, the one being filled included (CLIENT LIST oll).</summary>
     public long OutputBlocks => Math.Max(0, Reply.Blocks - Math.Max(Volatile.Read(ref _flushedBlocks), _transport.SentBlocks));
 
@@ -103,6 +115,9 @@ public sealed partial class ClientConnection : ClientSession
 
     /// <summary>The clients cron's once-a-second check, for a flush stuck on a client that does not read.</summary>
     internal void CheckOutputBuffer(long nowMs) => _outputGuard.Exceeded(nowMs);
+
+    /// <summary>The clients cron's look at whether the client takes its output (<see cref="OutputStalledSeconds"/>).</summary>
+    internal void TrackOutputProgress(long nowMs) => _outputGuard.TrackProgress(nowMs);
 
     /// <summary>Largest unsent output since the previous call (INFO client_recent_max_output_buffer).</summary>
     internal long TakeOutputPeak() => _outputGuard.TakePeak();
@@ -119,11 +134,28 @@ public sealed partial class ClientConnection : ClientSession
         _closing = true;
         _server.Stats.OutputBufferLimitDisconnect();
         // The cron will not see this client again: its peak goes in now.
-        _server.Clients.RecentMaxOutputBuffer.Record(OutputBufferBytes, Environment.TickCount64 / 1000);
+        _server.Clients.RecentMaxOutputBuffer.Record(UnsentBytes, Environment.TickCount64 / 1000);
+        RecordClosed("output buffer limit", _server.Config.OutputBufferLimits[Class].ToString());
         _log.LogWarning("Client {Client} scheduled to be closed ASAP for overcoming of output buffer limits.",
             ClientDescription.Describe(this, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()));
         _transport.Abort("output buffer limits reached");
     }
+
+    /// <summary>Remembers this client as closed for a limit (the doctor names it; the log said it once).</summary>
+    internal void RecordClosed(string reason, string limit) => _server.Clients.Closed.Record(new Contracts.ClosedClient
+    {
+        UnixMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
+        Reason = reason,
+        Id = Id,
+        Address = Address,
+        Name = Name ?? "",
+        Class = Class.ToString().ToLowerInvariant(),
+        OutputMemoryBytes = UnsentBytes,
+        QueryBufferBytes = QueryBufferBytes,
+        TotalMemoryBytes = MemoryUsage,
+        LastCommand = LastCommand?.FullName ?? "NULL",
+        Limit = limit,
+    });
 
     /// <summary>CLIENT KILL: stop reading, drop the connection; the loop releases its memory.</summary>
     public void Kill()
@@ -206,6 +238,7 @@ public sealed partial class ClientConnection : ClientSession
                 if (incomplete && QueryBufferBytes > _server.Config.Limits.ClientQueryBufferLimit)
                 {
                     _server.Stats.QueryBufferDisconnect();
+                    RecordClosed("query buffer limit", _server.Config.Limits.ClientQueryBufferLimit.ToString(System.Globalization.CultureInfo.InvariantCulture));
                     _log.LogWarning("Closing client id={Id} addr={Address} that reached max query buffer length ({Bytes} bytes)", Id, Address, QueryBufferBytes);
                     await FlushAsync(output); // the commands before the oversized one ran: send their replies
                     return;
@@ -278,14 +311,17 @@ public sealed partial class ClientConnection : ClientSession
         long written = Reply.TakeWrittenCount();
         if (written > 0)
         {
-            NetOutputBytes += written;
-            _server.Stats.NetOutput(written);
-            ThreadCounters.Current.NetOutputBytes += written;
             // Sending counts as activity, as in Redis: a client reading a long reply is not idle.
             LastInteractionMs = WallClock.CoarseUnixMs();
             _outputGuard.BeforeFlush();
         }
         await output.FlushAsync();
+        if (written > 0 && !_transport.CountsSends)
+        {
+            Volatile.Write(ref _flushedBytes, _flushedBytes + written);
+            _server.Stats.NetOutput(written);
+            ThreadCounters.Current.NetOutputBytes += written;
+        }
         Volatile.Write(ref _flushedProduced, Reply.Produced);
         Volatile.Write(ref _flushedBlocks, Reply.Blocks);
         _outputGuard.AfterFlush();

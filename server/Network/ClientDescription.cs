@@ -25,7 +25,7 @@ public static class ClientDescription
         long idle = (nowMs - client.LastInteractionMs) / 1000;
         long qbuf = client.QueryBufferBytes;
         long arena = client.ArenaCapacity;
-        long omem = client.OutputBufferBytes;
+        long omem = client.UnsentBytes;
         text.Append("id=").Append(client.Id)
             .Append(" addr=").Append(client.Address)
             .Append(" laddr=").Append(client.LocalAddress)

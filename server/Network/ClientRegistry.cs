@@ -13,6 +13,8 @@ public sealed class ClientRegistry
 
     /// <summary>Largest unsent client output of the last seconds (INFO client_recent_max_output_buffer).</summary>
     public RecentMaximum RecentMaxOutputBuffer { get; } = new();
+    /// <summary>The last clients disconnected for a limit, and why.</summary>
+    public ClosedClients Closed { get; } = new();
 
     public long NextId() => Interlocked.Increment(ref _nextId);
 

@@ -26,6 +26,9 @@ public abstract class ClientTransport
     public virtual long SentBytes => 0;
     public virtual long SentBlocks => 0;
 
+    /// <summary>True when <see cref="SentBytes"/> is exact and the server's and threads' output totals are counted as the kernel takes the bytes.</summary>
+    public virtual bool CountsSends => false;
+
     /// <summary>
     /// True when the peer has closed the connection though nothing is reading it (a client that
     /// hung up while blocked); false when it is open or the transport cannot tell.

@@ -44,6 +44,7 @@ public sealed class ClientsCron(DataServer server, ILogger<ClientsCron> log) : B
             }
             peak = Math.Max(peak, client.TakeOutputPeak());
             client.CheckOutputBuffer(ticks);
+            client.TrackOutputProgress(ticks);
             client.ConsiderQueryBufferTrim(now);
         }
         server.Clients.RecentMaxOutputBuffer.Record(peak, ticks / 1000);

@@ -31,7 +31,7 @@ internal sealed class OutputBufferGuard(ClientConnection client, ServerConfig co
         OutputBufferLimit limit = config.OutputBufferLimits[client.Class];
         if (limit.IsOff)
             return false;
-        ulong pending = (ulong)client.OutputBufferBytes;
+        ulong pending = (ulong)client.UnsentBytes;
         bool hard = limit.HardBytes != 0 && pending >= limit.HardBytes;
         bool soft = false;
         if (limit.SoftBytes != 0 && pending >= limit.SoftBytes)
@@ -64,5 +64,30 @@ internal sealed class OutputBufferGuard(ClientConnection client, ServerConfig co
     public void AfterFlush() => _softSinceMs = 0;
 
     /// <summary>The largest unsent output since the last call (the cron's sample for INFO).</summary>
-    public long TakePeak() => Math.Max(Interlocked.Exchange(ref _peak, 0), client.OutputBufferBytes);
+    public long TakePeak() => Math.Max(Interlocked.Exchange(ref _peak, 0), client.UnsentBytes);
+
+    // The cron's view of progress: Environment.TickCount64 since when the client has had unsent
+    // output and the kernel took none of it (0 while it has none or takes some), and what had been
+    // sent at the last look. A client reading a long reply slowly makes progress; one that stopped
+    // reading does not. (Over Kestrel's transport progress is seen per completed flush only.)
+    private long _stalledSinceMs;
+    private long _sentAtLastLook;
+
+    /// <summary>The clients cron, once a second: has the client taken any of its output since the last look?</summary>
+    public void TrackProgress(long nowMs)
+    {
+        long sent = client.NetOutputBytes;
+        if (client.UnsentBytes == 0 || sent != _sentAtLastLook)
+            Volatile.Write(ref _stalledSinceMs, 0);
+        else if (_stalledSinceMs == 0)
+            Volatile.Write(ref _stalledSinceMs, nowMs);
+        _sentAtLastLook = sent;
+    }
+
+    /// <summary>Whole seconds the client has had unsent output without taking any (as of the cron's last look).</summary>
+    public long StalledSeconds(long nowMs)
+    {
+        long since = Volatile.Read(ref _stalledSinceMs);
+        return since == 0 ? 0 : (nowMs - since) / 1000;
+    }
 }

@@ -7,9 +7,11 @@ namespace Diagnostics.Server.Network;
 /// writes one block at a time and each write completes only once the kernel took all of it, so
 /// "produced minus sent" is exactly what this server still holds for the client (CLIENT LIST
 /// omem), even while a flush is stuck on a client that does not read. One writer at a time (the
-/// pipe's flush); other threads only read the totals.
+/// pipe's flush); other threads only read the totals. The server's total_net_output_bytes and the
+/// sending thread's output are counted here too, as Redis counts what write() accepted: bytes a
+/// client never read are not output.
 /// </summary>
-internal sealed class SendCountingStream(Stream socketStream) : Stream
+internal sealed class SendCountingStream(Stream socketStream, Diagnostics.Info.ServerStats stats) : Stream
 {
     private long _sentBytes;
     private long _sentBlocks;
@@ -48,6 +50,8 @@ internal sealed class SendCountingStream(Stream socketStream) : Stream
     {
         Volatile.Write(ref _sentBytes, _sentBytes + length);
         Volatile.Write(ref _sentBlocks, _sentBlocks + 1);
+        stats.NetOutput(length);
+        Diagnostics.Threads.ThreadCounters.Current.NetOutputBytes += length;
     }
 
     public override Task FlushAsync(CancellationToken cancellationToken) => socketStream.FlushAsync(cancellationToken);

@@ -19,7 +19,7 @@ public sealed class SocketClientTransport : ClientTransport, IDuplexPipe, IDispo
     private readonly NetworkStream _stream;
     private readonly SendCountingStream _output;
 
-    public SocketClientTransport(Socket socket, int keepAliveSeconds)
+    public SocketClientTransport(Socket socket, int keepAliveSeconds, Diagnostics.Info.ServerStats stats)
     {
         _socket = socket;
         _socket.NoDelay = true;
@@ -32,7 +32,7 @@ public sealed class SocketClientTransport : ClientTransport, IDuplexPipe, IDispo
         }
         _stream = new NetworkStream(socket, ownsSocket: true);
         Input = PipeReader.Create(_stream, new StreamPipeReaderOptions(bufferSize: ReceiveBufferBytes, minimumReadSize: MinimumReadBytes, leaveOpen: true));
-        _output = new SendCountingStream(_stream);
+        _output = new SendCountingStream(_stream, stats);
         // The pipe sends each block with its own send(): 16 KB blocks (Redis's reply chunk size
         // too) keep a long reply to a few syscalls, where 4 KB ones made it dozens.
         Output = PipeWriter.Create(_output, new StreamPipeWriterOptions(ReplyBufferPool.Connections, ReplyBufferPool.BlockSize, leaveOpen: true));
@@ -49,6 +49,7 @@ public sealed class SocketClientTransport : ClientTransport, IDuplexPipe, IDispo
     public override long FileDescriptor { get; }
     public override long SentBytes => _output.SentBytes;
     public override long SentBlocks => _output.SentBlocks;
+    public override bool CountsSends => true;
 
     public override bool InputPending
     {

@@ -102,7 +102,7 @@ public sealed class SocketListener(DataServer server, ClientSessions sessions, I
 
     private async Task Serve(Socket socket)
     {
-        using var transport = new SocketClientTransport(socket, server.Config.TcpKeepAlive);
+        using var transport = new SocketClientTransport(socket, server.Config.TcpKeepAlive, server.Stats);
         try
         {
             await sessions.RunAsync(transport);

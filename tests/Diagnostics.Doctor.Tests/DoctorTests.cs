@@ -132,7 +132,9 @@ public sealed class DoctorTests
         Assert.Contains("(the log keeps the newest 3, slowlog-max-len)", finding.Seen);
         // The heavy client first, by id, name and address.
         string heavyAddress = ClientListFields.Of(light, "doctor-heavy")!["addr"];
-        Assert.StartsWith($"client {heavyId} (doctor-heavy) at {heavyAddress}: 7 slow, up to ", finding.Evidence["clients"]);
+        // Seven DEBUG SLEEPs; on a loaded machine its CLIENT SETNAME may have been slow too.
+        var heavyLine = System.Text.RegularExpressions.Regex.Match(finding.Evidence["clients"], $@"^client {heavyId} \(doctor-heavy\) at {System.Text.RegularExpressions.Regex.Escape(heavyAddress)}: (\d+) slow, up to ");
+        Assert.True(heavyLine.Success && int.Parse(heavyLine.Groups[1].Value) >= 7, finding.Evidence["clients"]);
         Assert.Contains("last debug", finding.Evidence["clients"]);
         Assert.Contains($"client {heavyId} (doctor-heavy)", finding.Seen);
         Assert.Equal(finding.Evidence["debug"], offline.Evidence["debug"]);

@@ -23,6 +23,7 @@ public sealed class Sampler : IDisposable
     private readonly Dictionary<int, (double Net, double Disk)> _threadTotals = [];
     private Thread? _thread;
     private long _lastTimestamp;
+    private long _lastStampMs;
 
     public MetricHistoryStore History { get; } = new(HistoryCapacity, IntervalMillis);
     public ThreadCpuTracker ThreadCpu { get; } = new();
@@ -41,6 +42,11 @@ public sealed class Sampler : IDisposable
 
     public void Start()
     {
+        // A first sample now, before clients connect (its rates are 0): the next one's rates then
+        // count everything since start, over the time between the two stamps. Without it the
+        // first sample only recorded the counters, and what happened before it (refusals in the
+        // first second, say) never showed in the history.
+        SampleOnce();
         _thread = new Thread(Run) { IsBackground = true, Name = "sampler" };
         _thread.Start();
     }
@@ -57,9 +63,10 @@ public sealed class Sampler : IDisposable
             long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
             int wait = IntervalMillis - (int)(now % IntervalMillis);
             long boundary = now + wait;
-            if (boundary == lastBoundary)
+            // Nor one too close to the start's off-boundary sample: at least half an interval apart.
+            if (boundary == lastBoundary || boundary - _lastStampMs < IntervalMillis / 2)
             {
-                boundary = lastBoundary + IntervalMillis;
+                boundary += IntervalMillis;
                 wait = (int)(boundary - now);
             }
             if (_stopping.Wait(wait))
@@ -101,7 +108,8 @@ public sealed class Sampler : IDisposable
             source(_writer);
 
         var threads = SampleThreads(elapsed);
-        History.Append(atUnixMs ?? DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(), _writer.Figures, threads);
+        _lastStampMs = atUnixMs ?? DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        History.Append(_lastStampMs, _writer.Figures, threads);
         LastSampleMicros = (long)Stopwatch.GetElapsedTime(started).TotalMicroseconds;
         Sampled?.Invoke(DateTimeOffset.UtcNow.ToUnixTimeMilliseconds());
     }

@@ -21,7 +21,7 @@ public static class ClientView
         {
             var client = clients[i];
             // Read once: it moves while the kernel takes bytes, and tot-mem must agree with omem.
-            long omem = client.OutputBufferBytes;
+            long omem = client.UnsentBytes;
             result[i] = new ClientSnapshot
             {
                 Id = client.Id,
@@ -40,6 +40,9 @@ public static class ClientView
                 OutputListLength = client.OutputBlocks,
                 OutputMemoryBytes = omem,
                 TotalMemoryBytes = client.ArenaCapacity + client.QueryBufferBytes + omem,
+                PendingPushBytes = client.PendingPushBytes,
+                OutputStalledSeconds = client.OutputStalledSeconds,
+                Class = client.Class.ToString().ToLowerInvariant(),
                 Events = omem > 0 ? "rw" : "r",
                 LastCommand = client.LastCommand?.FullName ?? "NULL",
                 Protocol = client.Reply.Protocol,

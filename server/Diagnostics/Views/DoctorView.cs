@@ -21,6 +21,7 @@ public static class DoctorView
         History = server.Sampler.History.Window(DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 3_600_000, long.MaxValue),
         Threads = ThreadView.Build(server.Sampler.ThreadCpu),
         Clients = ClientView.Build(server),
+        ClosedClients = server.Clients.Closed.Recent(),
         Commands = CommandView.Build(server),
         Latency = LatencyView.Build(server),
         SlowLog = SlowLogView.Build(server),
