@@ -23,6 +23,7 @@ namespace Diagnostics.Contracts;
 [JsonSerializable(typeof(SlowLogRecord[]))]
 [JsonSerializable(typeof(SlowLogSummary))]
 [JsonSerializable(typeof(ClosedClient[]))]
+[JsonSerializable(typeof(HotKeysReport))]
 [JsonSerializable(typeof(MemoryReport))]
 [JsonSerializable(typeof(KeyspaceReport))]
 [JsonSerializable(typeof(MetricHistory))]

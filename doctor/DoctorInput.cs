@@ -25,6 +25,8 @@ public sealed record DoctorInput
     /// <summary>Every slow call by command and client; null when the package predates it (the rules then count the log).</summary>
     public SlowLogSummary? SlowSummary { get; init; }
     public MemoryReport? Memory { get; init; }
+    /// <summary>The sampled hot keys; null when sampling is off or the package predates it.</summary>
+    public HotKeysReport? HotKeys { get; init; }
     /// <summary>The keyspace walk (types, biggest keys); live, only taken when a rule needs it (memory near maxmemory).</summary>
     public KeyspaceReport? Keyspace { get; init; }
     public RuntimeReport? Runtime { get; init; }

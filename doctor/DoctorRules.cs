@@ -29,6 +29,8 @@ public static class DoctorRules
         new GcPauseRule(),
         new ThreadPoolStarvationRule(),
         new HotThreadRule(),
+        new CpuSaturationRule(),
+        new HotKeyRule(),
         new KeyspaceMissRule(),
         new NoPersistenceRule(),
     ];

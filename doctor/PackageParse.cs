@@ -97,6 +97,7 @@ internal sealed class PackageParse
         SlowSummary = Read(zip, "slowlog-summary.json", ContractsJson.Default.SlowLogSummary),
         Memory = Read(zip, "memory.json", ContractsJson.Default.MemoryReport),
         Keyspace = Read(zip, "keyspace.json", ContractsJson.Default.KeyspaceReport),
+        HotKeys = Read(zip, "hotkeys.json", ContractsJson.Default.HotKeysReport),
         Runtime = Read(zip, "runtime.json", ContractsJson.Default.RuntimeReport),
         Environment = Read(zip, "environment.json", ContractsJson.Default.EnvironmentReport),
         DiskIo = Read(zip, "diskio.json", ContractsJson.Default.DiskIoFiguresArray) ?? [],

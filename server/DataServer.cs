@@ -26,6 +26,9 @@ public sealed class DataServer : IDisposable
         CommandLatency.Configure(Commands.AllSpecs.Count);
         Keyspace = new Keyspace(config.Shards, config.Databases, config.Mode, config.Hz);
         config.HzChanged += hz => Keyspace.Cron.Hz = hz;
+        HotKeys = new Diagnostics.HotKeys.HotKeys(Keyspace) { Period = config.HotKeySamplePeriod };
+        config.HotKeySamplePeriodChanged += () => HotKeys.Period = config.HotKeySamplePeriod;
+        Keyspace.Cron.HotKeys = HotKeys;
         Instantaneous = new InstantaneousMetrics(Stats);
         Pause = new Execution.ClientPause(Keyspace);
         Tracking = new Tracking.KeyTracking(Keyspace, Clients, Commands);
@@ -79,6 +82,8 @@ public sealed class DataServer : IDisposable
     public ServerConfig Config { get; }
     public CommandTable Commands { get; }
     public Keyspace Keyspace { get; }
+    /// <summary>The always-on hot-key sampling (hotkey-sample-period).</summary>
+    public Diagnostics.HotKeys.HotKeys HotKeys { get; }
     public ClientRegistry Clients { get; } = new();
     /// <summary>The clients in MONITOR mode, fed by the executor.</summary>
     public Execution.CommandMonitors Monitors { get; } = new();

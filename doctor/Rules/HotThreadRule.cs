@@ -33,13 +33,37 @@ public sealed class HotThreadRule : IDoctorRule
                 Area = Area,
                 Severity = FindingSeverity.Warning,
                 Title = $"Thread '{thread.Name}' is saturated",
-                Seen = $"Thread {thread.OsThreadId} '{thread.Name}' ({thread.Role}) used {average:0}% of a core over the last {count} seconds.",
+                Seen = $"Thread {thread.OsThreadId} '{thread.Name}' ({thread.Role}) used {average:0}% of a core over the last {count} seconds; it runs {WhatItRuns(input, thread)}.",
                 Advice = thread.Role.StartsWith("shard executor", StringComparison.Ordinal)
                     ? "One shard's executor is the bottleneck: its keys are hot. Spread hot keys, or run more shards."
-                    : "A saturated thread caps throughput and adds queueing delay; see what it runs (in-flight work, stacks.txt).",
-                Evidence = new() { ["tid"] = thread.OsThreadId.ToString(System.Globalization.CultureInfo.InvariantCulture), ["cpu_percent_avg"] = average.ToString("0", System.Globalization.CultureInfo.InvariantCulture) },
+                    : "A saturated thread caps throughput and adds queueing delay: what it runs is named (the command in flight, the hot key); stacks.txt shows where.",
+                Evidence = new()
+                {
+                    ["tid"] = thread.OsThreadId.ToString(System.Globalization.CultureInfo.InvariantCulture),
+                    ["cpu_percent_avg"] = average.ToString("0", System.Globalization.CultureInfo.InvariantCulture),
+                    ["runs"] = WhatItRuns(input, thread),
+                },
                 Chart = MetricNames.CpuProcessPercent,
             };
         }
+    }
+
+    /// <summary>
+    /// What a thread runs, as far as the input tells: the work in its in-flight slot now, the hot
+    /// key when one stands out, else its role.
+    /// </summary>
+    public static string WhatItRuns(DoctorInput input, ThreadHistory thread)
+    {
+        foreach (var work in input.InFlight)
+        {
+            if (work.OsThreadId != thread.OsThreadId)
+                continue;
+            string client = work.ClientId != 0 ? $" for client {work.ClientId}" : "";
+            return $"{work.Activity}{client} (running {Human.Micros(work.ElapsedMicros)})";
+        }
+        string hot = input.HotKeys is { Keys.Count: > 0 } hotKeys && hotKeys.Keys[0].Share >= 0.25
+            ? $"; the hottest key is '{hotKeys.Keys[0].Key}' ({Human.Percent(hotKeys.Keys[0].Share * 100)} of commands, {hotKeys.Keys[0].Command})"
+            : "";
+        return $"{thread.Role} work{hot}";
     }
 }

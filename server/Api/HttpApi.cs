@@ -67,6 +67,8 @@ public static class HttpApi
             .IncludeInDebugPackage("memory.json");
         api.MapGet("/keyspace", () => Json(KeyspaceView.Build(server), ContractsJson.Default.KeyspaceReport))
             .IncludeInDebugPackage("keyspace.json");
+        api.MapGet("/hotkeys", () => Json(HotKeysView.Build(server), ContractsJson.Default.HotKeysReport))
+            .IncludeInDebugPackage("hotkeys.json");
         api.MapGet("/diskio", () => Json(DiskIoView.Build(), ContractsJson.Default.DiskIoFiguresArray))
             .IncludeInDebugPackage("diskio.json");
         api.MapGet("/runtime", () => Json(RuntimeView.Build(), ContractsJson.Default.RuntimeReport))

@@ -49,6 +49,7 @@ public sealed class ServerConfig
         Add(new ConfigParameter("http-bind", () => string.Join(' ', HttpBind), v => { HttpBind = Split(v); return null; }, mutable: false));
         Add(new ConfigParameter("http-api-key", () => HttpApiKey ?? "", SetHttpApiKey) { Secrecy = ConfigSecrecy.Credential });
         Bool("diagnostics-sampler", () => DiagnosticsSampler, v => { DiagnosticsSampler = v; DiagnosticsSamplerChanged?.Invoke(); });
+        Int("hotkey-sample-period", () => HotKeySamplePeriod, v => { HotKeySamplePeriod = v; HotKeySamplePeriodChanged?.Invoke(); }, 0, 1_000_000);
         Add(new ConfigParameter("daemonize", () => "no", v => v.Equals("no", StringComparison.OrdinalIgnoreCase) ? null : "daemonize is not supported; run under a service manager", mutable: false));
         Add(new ConfigParameter("pidfile", () => PidFile, v => { PidFile = v; return null; }, mutable: false) { Protected = true });
         // Immutable as in Redis, so a client that can CONFIG SET cannot open DEBUG to itself.
@@ -186,6 +187,9 @@ public sealed class ServerConfig
     public string? HttpApiKey { get; private set; }
     /// <summary>The 1 Hz sampler that feeds the history; off only to measure what it costs.</summary>
     public bool DiagnosticsSampler { get; private set; } = true;
+    /// <summary>One command in this many has its first key sampled for the hot-key view; 0 turns it off.</summary>
+    public int HotKeySamplePeriod { get; private set; } = Diagnostics.HotKeys.HotKeys.DefaultPeriod;
+    public event Action? HotKeySamplePeriodChanged;
     public event Action? DiagnosticsSamplerChanged;
     public string PidFile { get; private set; } = "";
     /// <summary>

@@ -27,6 +27,9 @@ public sealed class ShardCron
     /// <summary>Where an expiry pass that took latency-monitor-threshold or longer is recorded (expire-cycle).</summary>
     public Diagnostics.Latency.LatencyMonitor? LatencyMonitor { get; set; }
 
+    /// <summary>Hot-key sketches, decayed by each shard's pass.</summary>
+    public Diagnostics.HotKeys.HotKeys? HotKeys { get; set; }
+
     /// <summary>Where the DELs of keys the cron expired or evicted go (the AOF), while the shard is still held.</summary>
     public IPropagationSink? Propagation { get; set; }
 
@@ -43,6 +46,7 @@ public sealed class ShardCron
         var held = BeginPass(shard);
         try
         {
+            HotKeys?.Sketch(shard.Index).DecayIfDue(Environment.TickCount64);
             if (ActiveExpireEnabled && !WritesPaused)
             {
                 long started = System.Diagnostics.Stopwatch.GetTimestamp();

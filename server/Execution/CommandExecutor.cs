@@ -20,6 +20,7 @@ namespace Diagnostics.Server.Execution;
 public sealed class CommandExecutor(DataServer server)
 {
     private readonly Eviction _eviction = server.Keyspace.Eviction;
+    private readonly Diagnostics.HotKeys.HotKeys _hotKeys = server.HotKeys;
 
     /// <summary>The command <paramref name="args"/> names (its subcommand, for a container), or null.</summary>
     public CommandSpec? Find(ArgList args)
@@ -226,6 +227,13 @@ public sealed class CommandExecutor(DataServer server)
             counters.AllocatedBytes[spec.Id] += GC.GetAllocatedBytesForCurrentThread() - allocatedBefore;
         counters.Calls[spec.Id]++;
         counters.Ticks[spec.Id] += elapsed;
+        // Hot keys: one decrement per command; every period-th samples its key (shards still held).
+        int hotKeyPeriod = _hotKeys.Period;
+        if (hotKeyPeriod != 0 && --counters.HotKeyCountdown <= 0)
+        {
+            counters.HotKeyCountdown = hotKeyPeriod;
+            _hotKeys.Sample(database, args, spec, client.Id);
+        }
         counters.Latency.Record(spec.Id, elapsed);
         server.LatencyMonitor.RecordCommand(spec, elapsed);
         if (server.SlowLog.IsSlow(elapsed) && (spec.Flags & CommandFlags.SkipSlowlog) == 0)

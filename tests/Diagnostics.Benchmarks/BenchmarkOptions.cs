@@ -99,7 +99,8 @@ public sealed class BenchmarkOptions
                                      aof-write    SET -P 30 with --appendonly yes, appendfsync always then everysec
                                      aof-load     start-up time on a generated Redis 7 multi-part AOF
                                      diagnostics  cost of the diagnostics: our server as shipped (scraped once a
-                                                  second) against --latency-tracking no --diagnostics-sampler no,
+                                                  second) against --latency-tracking no --diagnostics-sampler no
+                                                  --hotkey-sample-period 0,
                                                   redis-server as reference; throughput and CPU time per request
                                      studio       cost of the studio: our server with 3 headless chromium windows on
                                                   the dashboard against none, redis-server as reference; and each

@@ -64,10 +64,14 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
     public const string Redis = "redis";
     /// <summary>The order of the first round; each later round starts one further along.</summary>
     public static readonly string[] Configurations = [Shipped, SwitchedOff, Off, Redis];
-    /// <summary>Redis's own latency-tracking switch and our sampler's (which also stops the history growing).</summary>
-    public static readonly string[] StartedOff = ["--latency-tracking", "no", "--diagnostics-sampler", "no"];
+    /// <summary>
+    /// The switchable diagnostics and their "off" values: Redis's own latency-tracking switch, our
+    /// sampler's (which also stops the history growing), and the hot-key sampling.
+    /// </summary>
+    public static readonly (string Name, string Off)[] Switches = [("latency-tracking", "no"), ("diagnostics-sampler", "no"), ("hotkey-sample-period", "0")];
+    public static readonly string[] StartedOff = [.. Switches.SelectMany(s => new[] { "--" + s.Name, s.Off })];
     /// <summary>The settings the report shows for both of our servers, read back with CONFIG GET.</summary>
-    public static readonly string[] SwitchSettings = ["latency-tracking", "diagnostics-sampler"];
+    public static readonly string[] SwitchSettings = [.. Switches.Select(s => s.Name)];
     /// <summary>The redis-benchmark tests of the mixed load: the string commands our server has.</summary>
     public static readonly string[] MixedTests = ["set", "get", "incr", "mset"];
     public const int MixedPipeline = 30;
@@ -88,9 +92,9 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
         using var redis = ServerUnderTest.StartRedis(redisServer);
         var shippedSettings = ReadSwitches(shipped);
         var offSettings = ReadSwitches(off);
-        foreach (string setting in SwitchSettings)
+        foreach (var (setting, offValue) in Switches)
         {
-            if (offSettings[setting] != "no")
+            if (offSettings[setting] != offValue)
                 throw new HarnessException($"our server started with {string.Join(' ', StartedOff)} reports {setting} '{offSettings[setting]}', so the comparison would measure nothing");
         }
         var servers = new Dictionary<string, ServerUnderTest> { [Shipped] = shipped, [SwitchedOff] = shipped, [Off] = off, [Redis] = redis };
@@ -102,10 +106,10 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
         LoadRounds.RunRotating(options.Rounds, results, Configurations, progress, (result, configuration) =>
         {
             if (configuration == SwitchedOff)
-                Switch(shipped, "no");
+                Switch(shipped, Switches.ToDictionary(s => s.Name, s => s.Off));
             var sample = Measure(servers[configuration], result.Load, configuration == Shipped && options.DiagnosticsWatched ? scraper : null);
             if (configuration == SwitchedOff)
-                Switch(shipped, "yes");
+                Switch(shipped, shippedSettings);
             string latency = sample.P50Ms is { } p50 && sample.P99Ms is { } p99
                 ? string.Create(CultureInfo.InvariantCulture, $"  p50 {p50:0.000} ms  p99 {p99:0.000} ms")
                 : "";
@@ -186,20 +190,20 @@ public sealed class DiagnosticsSuite(BenchmarkOptions options, string redisServe
         }
     }
 
-    /// <summary>Sets every switch of <see cref="SwitchSettings"/> to <paramref name="value"/> and reads them back.</summary>
-    private static void Switch(ServerUnderTest server, string value)
+    /// <summary>Sets every switch of <see cref="SwitchSettings"/> to its value in <paramref name="values"/> and reads them back.</summary>
+    private static void Switch(ServerUnderTest server, IReadOnlyDictionary<string, string> values)
     {
         using var connection = server.Connect();
         foreach (string setting in SwitchSettings)
         {
-            var reply = connection.Call("CONFIG", "SET", setting, value);
+            var reply = connection.Call("CONFIG", "SET", setting, values[setting]);
             if (reply.IsError)
-                throw new HarnessException($"CONFIG SET {setting} {value} on our server failed: {reply.Text}");
+                throw new HarnessException($"CONFIG SET {setting} {values[setting]} on our server failed: {reply.Text}");
         }
         foreach (var (setting, read) in ReadSwitches(server))
         {
-            if (read != value)
-                throw new HarnessException($"our server reports {setting} '{read}' right after CONFIG SET {setting} {value}");
+            if (read != values[setting])
+                throw new HarnessException($"our server reports {setting} '{read}' right after CONFIG SET {setting} {values[setting]}");
         }
     }
 

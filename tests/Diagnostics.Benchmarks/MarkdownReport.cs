@@ -208,7 +208,7 @@ public static class MarkdownReport
         Line("### Diagnostics cost: as shipped against switched off");
         Line();
         Line($"The switchable diagnostics (per-command latency histograms, the 1 Hz sampler and so the history) compared two ways, with redis-server as the reference: " +
-             $"**same process**, our shipped server running each load once as shipped and once right after `CONFIG SET` turned them off (`{string.Join(' ', DiagnosticsSuite.SwitchSettings.Select(s => s + " no"))}`, on again after the run), " +
+             $"**same process**, our shipped server running each load once as shipped and once right after `CONFIG SET` turned them off (`{string.Join(' ', DiagnosticsSuite.Switches.Select(s => s.Name + " " + s.Off))}`, on again after the run), " +
              "so the pair differs in nothing but the switches; and **two processes**, a second server started with them off, which is what an operator who turns them off gets " +
              "(it also differs in heap layout, thread placement and JIT decisions, a few percent either way from one process to the next):");
         Line();

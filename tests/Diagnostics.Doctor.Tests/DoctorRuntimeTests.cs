@@ -117,6 +117,44 @@ public sealed class DoctorRuntimeTests
     }
 
     [Fact]
+    public void OneHotKeyIsNamedWithItsCommandAndClients()
+    {
+        using var server = ServerProcess.Start();
+        DoctorProbe.AssertAbsent(server, "hot-key");
+        // Many clients on one counter, and some traffic spread over 10,000 keys beside them.
+        using var hot = BackgroundLoad.Command(server.Port, 6, "INCR", "hot:counter");
+        using var spread = new BackgroundLoad(server.Port, clients: 2);
+        var (finding, offline) = LiveAndOffline.Expect(server, "hot-key", timeoutMs: 20_000, until: f => f.Evidence["key"] == "hot:counter",
+            what: "the INCR counter named as the hot key");
+        Assert.Equal("cpu", finding.Area);
+        Assert.Equal("incr", finding.Evidence["command"]);
+        Assert.Equal("0", finding.Evidence["db"]);
+        Assert.True(int.Parse(finding.Evidence["share_percent"]) >= 25, finding.Seen);
+        Assert.True(long.Parse(finding.Evidence["per_second"]) >= 1000, finding.Seen);
+        // The clients are the INCR connections (redis-benchmark's, known by CLIENT LIST's cmd=incr).
+        using var c = server.Connect();
+        string list = c.Call("CLIENT", "LIST").Text!;
+        foreach (string id in finding.Evidence["clients"].Split(','))
+            Assert.Matches($"(?m)^id={id} .* cmd=incr ", list);
+        Assert.Equal("hot:counter", offline.Evidence["key"]);
+        Assert.Contains("Key 'hot:counter' (db 0, shard ", finding.Seen);
+    }
+
+    [Fact]
+    public void SaturatedCpuIsReportedWithTheBusiestThreads()
+    {
+        using var server = ServerProcess.Start();
+        // Enough clients to keep both cores busy (the server's socket threads and the benchmark).
+        using var load = new BackgroundLoad(server.Port, clients: 50, pipeline: 4);
+        var finding = DoctorProbe.Expect(server, "cpu-saturation", timeoutMs: 45_000, what: "the CPU saturated by the load for most of half a minute");
+        Assert.Equal("cpu", finding.Area);
+        Assert.True(double.Parse(finding.Evidence["machine_cpu_percent"]) >= 90 || double.Parse(finding.Evidence["process_cpu_percent"]) >= 90, finding.Seen);
+        Assert.True(double.Parse(finding.Evidence["process_cpu_percent"]) > 20, finding.Seen);
+        // The server's own busiest threads, with what they are for.
+        Assert.Contains(".NET Sockets", finding.Evidence["threads"]);
+    }
+
+    [Fact]
     public void OpenFilesNearTheLimitAreReported()
     {
         using var server = ServerProcess.Start();

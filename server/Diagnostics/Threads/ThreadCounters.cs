@@ -45,6 +45,8 @@ public sealed class ThreadCounters
     /// <summary>This thread's command latency histograms.</summary>
     public readonly CommandLatency Latency = CommandLatency.CreateRow();
     public long KeyspaceHits;
+    /// <summary>Commands left before this thread samples one for the hot-key view.</summary>
+    public int HotKeyCountdown;
     public long KeyspaceMisses;
     /// <summary>Requests naming no known command (they have no id of their own; INFO total_error_replies).</summary>
     public long UnknownCommands;

@@ -27,6 +27,7 @@ public static class DoctorView
         SlowLog = SlowLogView.Build(server),
         SlowSummary = SlowLogView.Summary(server),
         Memory = MemoryView.Build(server),
+        HotKeys = HotKeysView.Build(server),
         // The walk holds every shard: only when the memory rule will name the biggest keys.
         Keyspace = MemoryNearLimitRule.Applies(server.Keyspace.Eviction.UsedMemory, server.Keyspace.Eviction.MaxMemory) ? KeyspaceView.Build(server) : null,
         Runtime = RuntimeView.Build(),

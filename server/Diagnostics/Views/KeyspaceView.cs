@@ -63,7 +63,7 @@ public static unsafe class KeyspaceView
     }
 
     /// <summary>Printable form of a key name: non-printable bytes as \xNN, cut to 64 characters.</summary>
-    private static string Printable(ReadOnlySpan<byte> key)
+    internal static string Printable(ReadOnlySpan<byte> key)
     {
         var text = new StringBuilder();
         foreach (byte b in key)
