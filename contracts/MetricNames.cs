@@ -7,6 +7,8 @@ namespace Diagnostics.Contracts;
 public static class MetricNames
 {
     public const string OpsPerSecond = "ops_per_sec";
+    /// <summary>The time each sample's rates were measured over, in seconds (a rate times it is the count of that interval).</summary>
+    public const string SampleIntervalSeconds = "sample_interval_sec";
     /// <summary>Prefix of ops/s by command group: "ops_per_sec.string", "ops_per_sec.generic"...</summary>
     public const string OpsPerSecondGroupPrefix = "ops_per_sec.";
     public const string KeyspaceHitsPerSecond = "keyspace_hits_per_sec";

@@ -52,19 +52,23 @@ public sealed record DoctorInput
 
     /// <summary>
     /// How many events a per-second series counted over its last <paramref name="seconds"/>: each
-    /// sample's rate times the time since the sample before it, rounded (a sum of rates is not a
-    /// count when samples are not exactly a second apart).
+    /// sample's rate times the time it was measured over (the sampler records it; older packages:
+    /// the time between stamps), rounded. A sum of rates is not a count: samples are not exactly a
+    /// second apart.
     /// </summary>
     public long RecentCount(string series, int seconds)
     {
         if (History is not { } history || !history.Series.TryGetValue(series, out var values) || values.Length == 0)
             return 0;
+        history.Series.TryGetValue(MetricNames.SampleIntervalSeconds, out var intervals);
         int samples = Math.Min(values.Length, Math.Max(1, seconds * 1000 / Math.Max(1, history.IntervalMillis)));
         double total = 0;
         for (int i = values.Length - samples; i < values.Length; i++)
         {
-            double intervalMs = i > 0 && history.Times.Length == values.Length ? history.Times[i] - history.Times[i - 1] : history.IntervalMillis;
-            total += values[i] * intervalMs / 1000.0;
+            double intervalSeconds = intervals is not null && intervals.Length == values.Length ? intervals[i]
+                : i > 0 && history.Times.Length == values.Length ? (history.Times[i] - history.Times[i - 1]) / 1000.0
+                : history.IntervalMillis / 1000.0;
+            total += values[i] * intervalSeconds;
         }
         return (long)Math.Round(total);
     }

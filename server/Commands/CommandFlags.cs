@@ -28,6 +28,12 @@ public enum CommandFlags
     /// gives itself back to run on a pool thread when it may run long (see ScriptEngine.Run).
     /// </summary>
     RunsScript = 1 << 16,
+    /// <summary>
+    /// The server's own diagnosis (LATENCY DOCTOR, MEMORY DOCTOR): its time is counted in
+    /// commandstats but never as a slow command or a latency spike, so the doctor does not report
+    /// itself. COMMAND does not show it.
+    /// </summary>
+    Diagnostic = 1 << 17,
 
     /// <summary>Touches no keys: runs on the connection's own thread, no shard involved.</summary>
     Connection = 1 << 20,

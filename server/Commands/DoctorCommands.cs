@@ -18,7 +18,7 @@ public static class DoctorCommands
     private static readonly string[] MemoryRules = ["client-output-buffer", "evictions"];
 
     public static CommandSpec LatencyDoctorSpec() =>
-        new("doctor", 2, CommandFlags.Connection | CommandFlags.Admin | CommandFlags.NoScript | CommandFlags.Loading | CommandFlags.Stale, 0, 0, 0,
+        new("doctor", 2, CommandFlags.Connection | CommandFlags.Admin | CommandFlags.NoScript | CommandFlags.Loading | CommandFlags.Stale | CommandFlags.Diagnostic, 0, 0, 0,
             LatencyDoctor, "server", "Return a human readable latency analysis report.", "2.8.13");
 
     public static void LatencyDoctor(ref CommandContext c)

@@ -235,8 +235,10 @@ public sealed class CommandExecutor(DataServer server)
             _hotKeys.Sample(database, args, spec, client.Id);
         }
         counters.Latency.Record(spec.Id, elapsed);
-        server.LatencyMonitor.RecordCommand(spec, elapsed);
-        if (server.SlowLog.IsSlow(elapsed) && (spec.Flags & CommandFlags.SkipSlowlog) == 0)
+        // The doctor's own commands are never its evidence (they read everything, so they can be slow).
+        if ((spec.Flags & CommandFlags.Diagnostic) == 0)
+            server.LatencyMonitor.RecordCommand(spec, elapsed);
+        if (server.SlowLog.IsSlow(elapsed) && (spec.Flags & (CommandFlags.SkipSlowlog | CommandFlags.Diagnostic)) == 0)
             server.SlowLog.Add(spec, args, server.Config, elapsed * 1_000_000 / Stopwatch.Frequency, client.Id, client.Address, client.Name ?? "");
         if (context.Failed)
             counters.Failed[spec.Id]++;

@@ -146,6 +146,25 @@ public sealed class DoctorTests
     }
 
     [Fact]
+    public void TheDoctorsOwnCommandsAreNeverItsEvidence()
+    {
+        // Every command is slow enough for the slow log here; the doctor's own are not logged.
+        using var server = ServerProcess.Start("--slowlog-log-slower-than", "0", "--latency-monitor-threshold", "1");
+        using var c = server.Connect();
+        Assert.Equal("PONG", c.Call("PING").Text);
+        for (int i = 0; i < 3; i++)
+        {
+            Assert.NotNull(c.Call("LATENCY", "DOCTOR").Text);
+            Assert.NotNull(c.Call("MEMORY", "DOCTOR").Text);
+        }
+        var log = c.Call("SLOWLOG", "GET", "-1").Array;
+        Assert.Contains(log, entry => entry.Array[3].Array[0].Text == "PING");
+        Assert.DoesNotContain(log, entry => entry.Array[3].Array.Count > 1 && entry.Array[3].Array[1].Text!.Equals("DOCTOR", StringComparison.OrdinalIgnoreCase));
+        // Counted as calls all the same: commandstats is accounting, not evidence.
+        Assert.Contains("cmdstat_latency|doctor:calls=3,", c.Call("INFO", "commandstats").Text);
+    }
+
+    [Fact]
     public void RejectedConnectionsAreReported()
     {
         using var server = ServerProcess.Start("--maxclients", "2");

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using Diagnostics.Contracts;
 using Diagnostics.Server.Diagnostics.Threads;
 using Diagnostics.Server.Diagnostics.Views;
 
@@ -101,6 +102,7 @@ public sealed class Sampler : IDisposable
         double elapsed = _lastTimestamp == 0 ? 0 : Stopwatch.GetElapsedTime(_lastTimestamp, started).TotalSeconds;
         _lastTimestamp = started;
         _writer.Begin(elapsed);
+        _writer.Gauge(MetricNames.SampleIntervalSeconds, elapsed);
         Action<SampleWriter>[] sources;
         lock (_sources)
             sources = [.. _sources];
@@ -114,9 +116,14 @@ public sealed class Sampler : IDisposable
         Sampled?.Invoke(DateTimeOffset.UtcNow.ToUnixTimeMilliseconds());
     }
 
+    /// <summary>The kernel's thread list (names, CPU seconds) as the last sample read it: a second old at most, for readers that do not need it fresher (the doctor).</summary>
+    public List<(int Tid, string Name, double User, double System)>? LastKernelThreads => Volatile.Read(ref _lastKernelThreads);
+    private List<(int Tid, string Name, double User, double System)>? _lastKernelThreads;
+
     private Dictionary<int, MetricHistoryStore.ThreadSample> SampleThreads(double elapsed)
     {
         var kernelThreads = ThreadView.KernelThreads();
+        Volatile.Write(ref _lastKernelThreads, kernelThreads);
         var cpuSeconds = new Dictionary<int, double>(kernelThreads.Count);
         foreach (var (tid, _, user, system) in kernelThreads)
             cpuSeconds[tid] = user + system;

@@ -14,12 +14,18 @@ namespace Diagnostics.Server.Diagnostics.Views;
 /// </summary>
 public static class DoctorView
 {
+    /// <summary>How far back the live doctor's history goes (a package holds the hour).</summary>
+    public const int HistorySeconds = 600;
+
     public static DoctorInput Input(DataServer server) => new()
     {
         TakenUnixMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
         Info = InfoView.Build(server, []),
-        History = server.Sampler.History.Window(DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 3_600_000, long.MaxValue),
-        Threads = ThreadView.Build(server.Sampler.ThreadCpu),
+        // The rules look back five minutes at most: ten are plenty, and a sixth of the hour's copy.
+        History = server.Sampler.History.Window(DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - HistorySeconds * 1000, long.MaxValue),
+        // The thread list the sampler read this second, and no per-thread I/O counters (no rule
+        // reads them): two /proc files per thread less on each look.
+        Threads = ThreadView.Build(server.Sampler.ThreadCpu, server.Sampler.LastKernelThreads, includeKernelIo: false),
         Clients = ClientView.Build(server),
         ClosedClients = server.Clients.Closed.Recent(),
         Commands = CommandView.Build(server),

@@ -13,7 +13,25 @@ namespace Diagnostics.Server.Diagnostics.Views;
 /// </summary>
 public static class EnvironmentView
 {
+    // Built at most once a second: counting /proc/self/fd stats every entry's target (the
+    // enumerator asks whether a link is a directory), milliseconds with thousands of clients, and
+    // the cgroup files a host lacks cost an exception each. A second-old report is what anyone
+    // asking (the doctor at every look, the studio) needs.
+    private static EnvironmentReport? s_last;
+    private static long s_lastBuiltMs = long.MinValue;
+
     public static EnvironmentReport Build()
+    {
+        long now = Environment.TickCount64;
+        if (Volatile.Read(ref s_last) is { } last && now - Volatile.Read(ref s_lastBuiltMs) < 1000)
+            return last;
+        var report = BuildNow();
+        Volatile.Write(ref s_last, report);
+        Volatile.Write(ref s_lastBuiltMs, now);
+        return report;
+    }
+
+    private static EnvironmentReport BuildNow()
     {
         double[] load = [];
         if (ProcFs.TryRead("/proc/loadavg") is { } loadText)

@@ -23,7 +23,6 @@ public static class RuntimeView
         ThreadPool.GetMinThreads(out int minWorkers, out _);
         ThreadPool.GetMaxThreads(out int maxWorkers, out _);
         ThreadPool.GetAvailableThreads(out int availableWorkers, out _);
-        using var process = System.Diagnostics.Process.GetCurrentProcess();
         return new RuntimeReport
         {
             Framework = System.Runtime.InteropServices.RuntimeInformation.FrameworkDescription,
@@ -44,7 +43,8 @@ public static class RuntimeView
             ThreadPoolMaxWorkers = maxWorkers,
             ThreadPoolAvailableWorkers = availableWorkers,
             LockContentions = System.Threading.Monitor.LockContentionCount,
-            ProcessThreads = process.Threads.Count,
+            // /proc/self/task's entries, not Process.Threads (which parses every thread's stat file).
+            ProcessThreads = Kernel.ProcFs.Available ? Kernel.ProcFs.ThreadIds().Count : System.Diagnostics.Process.GetCurrentProcess().Threads.Count,
         };
     }
 }
