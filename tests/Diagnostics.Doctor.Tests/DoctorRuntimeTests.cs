@@ -54,58 +54,14 @@ public sealed class DoctorRuntimeTests
         // to the keyspace's holder.)
         using var server = ServerProcess.Start();
         DoctorProbe.AssertAbsent(server, "threadpool-starvation");
-        var failures = new System.Collections.Concurrent.ConcurrentQueue<string>();
-        using var done = new CancellationTokenSource();
-        using var stop = new CancellationTokenSource();
-        // Sleeps of 0.6 s in a row until the doctor has been read (at most 60: 36 s), with 32
-        // clients' MSETs waiting behind each.
-        var sleeper = new Thread(() =>
-        {
-            using var c = server.Connect();
-            RespAssert.Ok(c.Call("CLIENT", "SETNAME", "doctor-sleeper"));
-            for (int i = 0; i < 60 && !stop.IsCancellationRequested; i++)
-            {
-                var reply = c.Call("DEBUG", "SLEEP", "0.6");
-                if (reply.Text != "OK")
-                    failures.Enqueue(reply.ToString());
-            }
-            done.Cancel();
-        }) { IsBackground = true };
-        var writers = new Thread[32];
-        for (int i = 0; i < writers.Length; i++)
-        {
-            string prefix = "w" + i + ":";
-            writers[i] = new Thread(() =>
-            {
-                using var c = server.Connect();
-                while (!done.IsCancellationRequested)
-                {
-                    var reply = c.Call("MSET", prefix + "a", "1", prefix + "b", "2", prefix + "c", "3", prefix + "d", "4");
-                    if (reply.Text != "OK")
-                        failures.Enqueue(reply.ToString());
-                }
-            }) { IsBackground = true };
-        }
-        sleeper.Start();
-        foreach (var writer in writers)
-            writer.Start();
-
-        // Read while it happens: the doctor names what the pool threads wait for and who holds it.
         Finding finding, offline;
-        try
+        using (new StarvedPool(server))
         {
+            // Read while it happens: the doctor names what the pool threads wait for and who holds it.
             (finding, offline) = LiveAndOffline.Expect(server, "threadpool-starvation", timeoutMs: 30_000,
                 until: f => f.Evidence["threads_waiting_for_shards"] != "0" && f.Evidence.GetValueOrDefault("longest_running", "").StartsWith("debug for client "),
                 what: "starvation with threads waiting for shards while DEBUG SLEEP runs");
         }
-        finally
-        {
-            stop.Cancel();
-        }
-        Assert.True(sleeper.Join(90_000), "the DEBUG SLEEP client did not finish within 90 s");
-        foreach (var writer in writers)
-            Assert.True(writer.Join(60_000), "an MSET client did not finish within a minute");
-        Assert.Empty(failures);
 
         Assert.Equal("runtime", finding.Area);
         Assert.True(int.Parse(finding.Evidence["seconds_queued"]) >= 5, finding.Seen);
