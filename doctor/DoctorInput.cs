@@ -73,6 +73,16 @@ public sealed record DoctorInput
         return (long)Math.Round(total);
     }
 
+    /// <summary>The mean of a series' last <paramref name="samples"/> values (0 when it has none).</summary>
+    public double RecentAverage(string series, int samples)
+    {
+        var values = Recent(series, samples);
+        double sum = 0;
+        foreach (double value in values)
+            sum += value;
+        return values.Length == 0 ? 0 : sum / values.Length;
+    }
+
     /// <summary>The last <paramref name="samples"/> values of a history series (fewer if the history is shorter), or empty.</summary>
     public ReadOnlySpan<double> Recent(string series, int samples)
     {

@@ -23,9 +23,9 @@ public sealed class CpuSaturationRule : IDoctorRule
         var machine = input.Recent(MetricNames.CpuMachinePercent, WindowSeconds);
         if (machine.Length < MinSamples)
             yield break;
-        double machineAverage = Average(machine);
+        double machineAverage = input.RecentAverage(MetricNames.CpuMachinePercent, WindowSeconds);
         int cores = Math.Max(1, input.Environment?.ProcessorCount ?? 1);
-        double processAverage = Average(input.Recent(MetricNames.CpuProcessPercent, machine.Length));
+        double processAverage = input.RecentAverage(MetricNames.CpuProcessPercent, machine.Length);
         // The process's share of one core against what its cgroup allows, when it is limited.
         double processLimit = (input.Environment?.CgroupCpuLimit ?? cores) * 100;
         bool machineBusy = machineAverage >= BusyPercent;
@@ -62,14 +62,6 @@ public sealed class CpuSaturationRule : IDoctorRule
             Evidence = evidence,
             Chart = MetricNames.CpuMachinePercent,
         };
-    }
-
-    private static double Average(ReadOnlySpan<double> values)
-    {
-        double sum = 0;
-        foreach (double value in values)
-            sum += value;
-        return values.Length == 0 ? 0 : sum / values.Length;
     }
 
     /// <summary>The server's threads by CPU over the window, each with what it runs now (or its role).</summary>

@@ -37,7 +37,7 @@ public sealed class GcPauseRule : IDoctorRule
         bool sustained = recent.Length >= MinSamplesForAverage && average >= WarnMillisPerSecond;
         if (!sustained && worst < WarnWorstMillis)
             yield break;
-        double allocationRate = Average(input.Recent(MetricNames.ManagedAllocatedBytesPerSecond, recent.Length));
+        double allocationRate = input.RecentAverage(MetricNames.ManagedAllocatedBytesPerSecond, recent.Length);
         long gen2 = input.RecentCount(MetricNames.Gen2CollectionsPerSecond, recent.Length);
         var evidence = new Dictionary<string, string>
         {
@@ -73,14 +73,6 @@ public sealed class GcPauseRule : IDoctorRule
             Evidence = evidence,
             Chart = MetricNames.GcPauseMillisPerSecond,
         };
-    }
-
-    private static double Average(ReadOnlySpan<double> values)
-    {
-        double sum = 0;
-        foreach (double value in values)
-            sum += value;
-        return values.Length == 0 ? 0 : sum / values.Length;
     }
 
     /// <summary>Commands by managed bytes allocated in all (since start or CONFIG RESETSTAT), with their bytes per call.</summary>
