@@ -32,6 +32,8 @@ public sealed class LiveStudioSource(DataServer server, LiveHistoryFeed feed, IL
 
     public IReadOnlyList<ThreadSnapshot> Threads() => ThreadView.Build(server.Sampler.ThreadCpu);
     public IReadOnlyList<ClientSnapshot> Clients() => ClientView.Build(server);
+    public IReadOnlyList<ClosedClient> ClosedClients() => server.Clients.Closed.Recent();
+    public HotKeysReport? HotKeys() => server.HotKeys.Period == 0 ? null : HotKeysView.Build(server);
     public IReadOnlyList<InFlightWork> InFlight() => InFlightView.Build();
     public IReadOnlyList<CommandStatistics> Commands() => CommandView.Build(server);
     public ScriptReport? Scripts() => ScriptView.Build(server, withSource: false);

@@ -25,6 +25,10 @@ public interface IStudioSource
 
     IReadOnlyList<ThreadSnapshot> Threads();
     IReadOnlyList<ClientSnapshot> Clients();
+    /// <summary>The last clients disconnected for a limit, newest first (empty when a package predates them).</summary>
+    IReadOnlyList<ClosedClient> ClosedClients();
+    /// <summary>The hottest keys from the always-on sampling; null when sampling is off or a package predates it.</summary>
+    HotKeysReport? HotKeys();
     IReadOnlyList<InFlightWork> InFlight();
     IReadOnlyList<CommandStatistics> Commands();
     /// <summary>The Lua scripts and functions with their stats (never their source); null when a package predates them.</summary>

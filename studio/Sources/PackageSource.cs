@@ -54,6 +54,8 @@ public sealed class PackageSource : IStudioSource
     public MetricHistory History(int seconds) => _input.History is { } history ? HistoryWindow.Last(history, seconds) : HistoryWindow.Empty;
     public IReadOnlyList<ThreadSnapshot> Threads() => _input.Threads;
     public IReadOnlyList<ClientSnapshot> Clients() => _input.Clients;
+    public IReadOnlyList<ClosedClient> ClosedClients() => _input.ClosedClients;
+    public HotKeysReport? HotKeys() => _input.HotKeys;
     public IReadOnlyList<InFlightWork> InFlight() => _inFlight;
     public IReadOnlyList<CommandStatistics> Commands() => _input.Commands;
     public ScriptReport? Scripts() => _input.Scripts;

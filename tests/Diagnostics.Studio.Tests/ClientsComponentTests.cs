@@ -26,7 +26,7 @@ public sealed class ClientsComponentTests
         Control = control,
         ClientList =
         [
-            new ClientSnapshot { Id = 3, Address = "127.0.0.1:50001", LocalAddress = "127.0.0.1:6379", Name = "billing", LastCommand = "get", OutputMemoryBytes = 4 << 20, LibraryName = "redis-py", LibraryVersion = "5.0" },
+            new ClientSnapshot { Id = 3, Address = "127.0.0.1:50001", LocalAddress = "127.0.0.1:6379", Name = "billing", LastCommand = "get", OutputMemoryBytes = 4 << 20, OutputStalledSeconds = 12, LibraryName = "redis-py", LibraryVersion = "5.0" },
             new ClientSnapshot { Id = 5, Address = "127.0.0.1:50002", LocalAddress = "127.0.0.1:6379", Name = "", LastCommand = "set", NetInputBytes = 900 },
             new ClientSnapshot { Id = 9, Address = "10.0.0.8:41000", LocalAddress = "10.0.0.1:6379", Name = "reports", LastCommand = "client|list" },
         ],
@@ -57,7 +57,39 @@ public sealed class ClientsComponentTests
         var page = context.Render<Clients>(source);
         page.FindAll("thead th button").Single(b => b.TextContent.StartsWith("Output buffer")).Click();
         Assert.Equal("3", page.RowKeys("table.clients", "data-client-id")[0]);
-        Assert.Contains("warn", page.Find("tr[data-client-id='3'] td.num.warn").ClassName);
+        // Marked as stuck because it has taken none of its output for a while, not for its size.
+        var stuck = page.Find("tr[data-client-id='3'] td.num.warn");
+        Assert.Contains("none taken for", stuck.TextContent);
+        Assert.Empty(page.FindAll("tr[data-client-id='5'] td.num.warn"));
+    }
+
+    [Fact]
+    public void ClientsDisconnectedForALimitAreListedWithWhy()
+    {
+        var source = new FixedStudioSource
+        {
+            ClosedClientList =
+            [
+                new ClosedClient { UnixMs = 1_795_000_000_000, Reason = "output buffer limit", Id = 42, Address = "10.0.0.9:5000", Name = "feed", Class = "pubsub", OutputMemoryBytes = 33 << 20, Limit = "33554432 8388608 60", LastCommand = "subscribe" },
+            ],
+        };
+        using var context = StudioRendering.Context(source);
+        var page = context.Render<Clients>(source);
+        var row = page.Find("table.closed-clients tbody tr");
+        Assert.Contains("output buffer limit", row.TextContent);
+        Assert.Contains("feed", row.TextContent);
+        Assert.Contains("33 MB", row.TextContent);
+        Assert.Contains("33554432 8388608 60", row.TextContent);
+    }
+
+    [Fact]
+    public void NoDisconnectionsSaysSo()
+    {
+        var source = Source(null);
+        using var context = StudioRendering.Context(source);
+        var page = context.Render<Clients>(source);
+        Assert.Empty(page.FindAll("table.closed-clients"));
+        Assert.Contains("None since start.", page.Markup);
     }
 
     [Fact]

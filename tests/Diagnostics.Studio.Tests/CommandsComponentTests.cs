@@ -98,4 +98,39 @@ public sealed class CommandsComponentTests
         var page = context.Render<CommandsPage>(source);
         Assert.Contains("No script has been loaded or run.", page.Markup);
     }
+
+    [Fact]
+    public void HotKeysAreListedWithShareRateCommandAndClients()
+    {
+        var source = new FixedStudioSource
+        {
+            HotKeysData = new HotKeysReport
+            {
+                SamplePeriod = 64,
+                Samples = 1000,
+                Keys = [new HotKey(0, "counter:global", 7, 0.62, 41_000, "incr", [5, 6, 9]), new HotKey(2, "user:1", 3, 0.01, 660, "get", [12])],
+            },
+        };
+        using var context = StudioRendering.Context(source);
+        var page = context.Render<CommandsPage>(source);
+        var rows = page.FindAll("table.hotkeys tbody tr");
+        Assert.Equal(2, rows.Count);
+        Assert.Contains("counter:global", rows[0].TextContent);
+        Assert.Equal("62%", rows[0].QuerySelector("td.num.warn")!.TextContent);
+        Assert.Contains("41,000", rows[0].TextContent);
+        Assert.Contains("incr", rows[0].TextContent);
+        Assert.Contains("5, 6, 9", rows[0].TextContent);
+        Assert.Null(rows[1].QuerySelector("td.warn"));
+        Assert.Contains("one command in 64", page.Markup);
+    }
+
+    [Fact]
+    public void HotKeysOffSaysSo()
+    {
+        var source = Source();
+        using var context = StudioRendering.Context(source);
+        var page = context.Render<CommandsPage>(source);
+        Assert.Empty(page.FindAll("table.hotkeys"));
+        Assert.Contains("Hot-key sampling is off", page.Markup);
+    }
 }

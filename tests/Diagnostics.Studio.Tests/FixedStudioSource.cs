@@ -20,6 +20,8 @@ public sealed class FixedStudioSource : IStudioSource, IHistoryFeed
     public IReadOnlyList<CommandStatistics> CommandList { get; init; } = [];
     public LatencyReport? LatencyReport { get; init; }
     public IReadOnlyList<SlowLogRecord> SlowLogList { get; init; } = [];
+    public IReadOnlyList<ClosedClient> ClosedClientList { get; init; } = [];
+    public HotKeysReport? HotKeysData { get; init; }
     public MemoryReport? MemoryReport { get; init; }
     public IReadOnlyList<DiskIoFigures> DiskIoList { get; init; } = [];
     public MonitorReport? MonitorReport { get; init; }
@@ -46,6 +48,8 @@ public sealed class FixedStudioSource : IStudioSource, IHistoryFeed
     public ScriptReport? Scripts() => ScriptsReport;
     public LatencyReport? Latency() => LatencyReport;
     public IReadOnlyList<SlowLogRecord> SlowLog() => SlowLogList;
+    public IReadOnlyList<ClosedClient> ClosedClients() => ClosedClientList;
+    public HotKeysReport? HotKeys() => HotKeysData;
     public MemoryReport? Memory() => MemoryReport;
     public IReadOnlyList<DiskIoFigures> DiskIo() => DiskIoList;
     public RuntimeReport? Runtime() => RuntimeReport;
