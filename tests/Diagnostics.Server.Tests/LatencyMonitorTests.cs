@@ -41,7 +41,8 @@ public sealed class LatencyMonitorTests(SharedServer shared) : IClassFixture<Sha
         Assert.Equal(latest[2].Integer, sample[1].Integer);
         // Event names are looked up exactly, as Redis's dictionary does.
         Assert.Empty(c.Call("LATENCY", "HISTORY", "COMMAND").Array);
-        Assert.Empty(c.Call("LATENCY", "HISTORY", "fast-command").Array);
+        // DEBUG SLEEP is not a fast command; a GET the loaded machine stalled past 10 ms may be one.
+        Assert.All(c.Call("LATENCY", "HISTORY", "fast-command").Array, s => Assert.True(s.Array[1].Integer < 50, $"a fast-command sample of {s.Array[1].Integer} ms"));
     }
 
     [Fact]
