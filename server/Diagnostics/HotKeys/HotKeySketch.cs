@@ -148,12 +148,8 @@ public sealed class HotKeySketch
                 if (slot.Count <= 0)
                     continue;
                 int kept = Math.Min(slot.KeyLength, KeyBytesKept);
-                var clients = new List<long>(ClientsKept);
-                foreach (long id in slot.Clients)
-                    if (id != 0)
-                        clients.Add(id);
                 into.Add(new HotKeyEntry(_shard, slot.Database, slot.Key.AsSpan(0, kept).ToArray(), slot.KeyLength, slot.Count,
-                    slot.Command?.FullName ?? "?", [.. clients]));
+                    slot.Command?.FullName ?? "?", Array.FindAll(slot.Clients, id => id != 0)));
             }
             if (Volatile.Read(ref _version) == before)
                 return true;
