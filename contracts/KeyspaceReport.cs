@@ -13,6 +13,13 @@ public sealed record KeyspaceReport
     public double WalkMilliseconds { get; init; }
     public IReadOnlyList<KeyTypeSummary> Types { get; init; } = [];
     public IReadOnlyList<BigKey> Biggest { get; init; } = [];
+    /// <summary>When the walk was made (Unix ms).</summary>
+    public long TakenUnixMs { get; init; }
+    /// <summary>
+    /// Set when the keyspace could not be walked now (a long command held the shards): why, and
+    /// that the figures are the last walk's, from <see cref="TakenUnixMs"/> (empty if none was made).
+    /// </summary>
+    public string? Unavailable { get; init; }
 }
 
 /// <summary>Keys of one type (string, list, set, zset, hash): how many, their elements and the bytes they hold.</summary>

@@ -16,4 +16,6 @@ public sealed record PackageManifest
     public required long UptimeSeconds { get; init; }
     public required DateTimeOffset TakenAt { get; init; }
     public required IReadOnlyList<PackageEntry> Entries { get; init; }
+    /// <summary>Why the server took this package by itself (a trigger); null when someone asked for it.</summary>
+    public string? Trigger { get; init; }
 }

@@ -17,6 +17,9 @@ namespace Diagnostics.Server;
 /// <summary>The server's state: settings, keyspace, command table, clients and statistics.</summary>
 public sealed class DataServer : IDisposable
 {
+    /// <summary>The last complete keyspace walk, shown when a long command keeps a new one from being made.</summary>
+    public Contracts.KeyspaceReport? LastKeyspaceReport { get; set; }
+
     public DataServer(ServerConfig config)
     {
         Config = config;

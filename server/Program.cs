@@ -2,6 +2,7 @@ using Diagnostics.Server;
 using Diagnostics.Server.Api;
 using Diagnostics.Server.Commands;
 using Diagnostics.Server.Api.Access;
+using Diagnostics.Server.Api.Lane;
 using Diagnostics.Server.Configuration;
 using Diagnostics.Contracts;
 using Diagnostics.Server.Diagnostics.History;
@@ -41,6 +42,8 @@ Environment.SetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS
 Environment.SetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_THREAD_COUNT", config.IoThreads.ToString(System.Globalization.CultureInfo.InvariantCulture));
 
 using var server = new DataServer(config);
+// Two threads: one can build a debug package while the other answers the API.
+using var diagnosticsLane = new DiagnosticsLane(threadCount: 2);
 var host = BuildHost();
 var log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Server");
 var lifetime = host.Services.GetRequiredService<IHostApplicationLifetime>();
@@ -145,6 +148,10 @@ WebApplication BuildHost()
         foreach (var endPoint in ListenAddresses.Resolve(config.Bind, config.Port))
             kestrel.Listen(endPoint, listen => listen.UseConnectionHandler<RespConnectionHandler>());
     });
+    // The HTTP listeners run on the diagnostics lane's own threads (registered last, so Kestrel
+    // asks it first; it binds only the HTTP port).
+    builder.Services.AddSingleton(diagnosticsLane);
+    builder.Services.AddSingleton<IConnectionListenerFactory>(new LaneListenerFactory(diagnosticsLane, config.HttpPort));
     if (config.Transport == "kestrel")
         builder.Services.Configure<SocketTransportOptions>(o => o.NoDelay = true);
     else

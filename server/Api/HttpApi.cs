@@ -172,14 +172,35 @@ public static class HttpApi
         try
         {
             string name = $"diagnostics-{Environment.MachineName}-{DateTime.UtcNow:yyyyMMdd-HHmmss}.zip";
-            context.Response.ContentType = "application/zip";
-            context.Response.Headers.ContentDisposition = $"attachment; filename=\"{name}\"";
-            context.Response.ContentLength = new FileInfo(path).Length;
-            await context.Response.SendFileAsync(path, context.RequestAborted);
+            await SendZip(context, path, name);
         }
         finally
         {
             File.Delete(path);
+        }
+    }
+
+    /// <summary>
+    /// Sends a zip file as a download. Read synchronously (SendFileAsync's async reads are thread
+    /// pool work on Linux, and a package is fetched when the pool may be starved); the response
+    /// writes go to the connection's pipe, on the diagnostics lane.
+    /// </summary>
+    internal static async Task SendZip(HttpContext context, string path, string downloadName)
+    {
+        using var file = new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.Read, bufferSize: 0);
+        context.Response.ContentType = "application/zip";
+        context.Response.Headers.ContentDisposition = $"attachment; filename=\"{downloadName}\"";
+        context.Response.ContentLength = file.Length;
+        var body = context.Response.BodyWriter;
+        while (true)
+        {
+            int read = file.Read(body.GetSpan(64 * 1024));
+            if (read == 0)
+                break;
+            body.Advance(read);
+            var flushed = await body.FlushAsync(context.RequestAborted);
+            if (flushed.IsCompleted)
+                break;
         }
     }
 }

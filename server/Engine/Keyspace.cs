@@ -200,6 +200,36 @@ public sealed class Keyspace : IDisposable
         }
     }
 
+    /// <summary>
+    /// As <see cref="RunExclusive"/>, but gives up when the shards are not all held within
+    /// <paramref name="waitMillis"/> (a long command holds them): for diagnostics that must answer
+    /// while the server is in trouble, with what they knew before. Executor mode waits as
+    /// <see cref="RunExclusive"/> does.
+    /// </summary>
+    public bool TryRunExclusive(int waitMillis, Action action)
+    {
+        if (Mode != ExecutionMode.Inline)
+        {
+            RunExclusive(action);
+            return true;
+        }
+        long deadline = Environment.TickCount64 + waitMillis;
+        int entered = 0;
+        try
+        {
+            for (; entered < _shards.Length; entered++)
+                if (!_shards[entered].TryEnterInline((int)Math.Max(0, deadline - Environment.TickCount64)))
+                    return false;
+            action();
+            return true;
+        }
+        finally
+        {
+            while (entered > 0)
+                _shards[--entered].ExitInline();
+        }
+    }
+
     /// <summary>Empties every database of every shard (DEBUG RELOAD, before loading back). Caller holds all shards.</summary>
     public void ClearAll()
     {

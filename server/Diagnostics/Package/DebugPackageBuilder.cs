@@ -19,9 +19,27 @@ public sealed class DebugPackageBuilder(DataServer server, DebugPackageRegistry 
     public async Task<string> BuildAsync(CancellationToken cancellationToken)
     {
         string path = Path.Combine(Path.GetTempPath(), $"diagnostics-package-{Environment.ProcessId}-{Guid.NewGuid():N}.zip");
+        await BuildAsync(path, trigger: null, cancellationToken).ConfigureAwait(false);
+        return path;
+    }
+
+    /// <summary>
+    /// Builds the package into <paramref name="path"/> (created, owner-only: it holds the server's
+    /// configuration and client addresses), recording <paramref name="trigger"/> in its manifest.
+    /// On failure nothing is left at <paramref name="path"/>.
+    /// </summary>
+    /// <remarks>
+    /// The file is written synchronously: on Linux an async FileStream runs every write on the
+    /// thread pool, and a package is asked for when the pool may be starved.
+    /// </remarks>
+    public async Task BuildAsync(string path, string? trigger, CancellationToken cancellationToken)
+    {
         try
         {
-            await using (var file = new FileStream(path, FileMode.CreateNew, FileAccess.ReadWrite, FileShare.None, 64 * 1024, useAsync: true))
+            var options = new FileStreamOptions { Mode = FileMode.CreateNew, Access = FileAccess.ReadWrite, Share = FileShare.None, BufferSize = 64 * 1024 };
+            if (!OperatingSystem.IsWindows())
+                options.UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite;
+            using (var file = new FileStream(path, options))
             {
                 using var zip = new ZipArchive(file, ZipArchiveMode.Create, leaveOpen: true);
                 var manifestEntries = new List<PackageEntry>();
@@ -38,12 +56,12 @@ public sealed class DebugPackageBuilder(DataServer server, DebugPackageRegistry 
                     UptimeSeconds = (Environment.TickCount64 - server.Stats.StartedTicks) / 1000,
                     TakenAt = DateTimeOffset.UtcNow,
                     Entries = manifestEntries,
+                    Trigger = trigger,
                 };
                 var manifestEntry = zip.CreateEntry(PackageManifest.FileName, CompressionLevel.Optimal);
-                await using var stream = manifestEntry.Open();
-                await JsonSerializer.SerializeAsync(stream, manifest, ContractsJson.Default.PackageManifest, cancellationToken).ConfigureAwait(false);
+                using var stream = manifestEntry.Open();
+                JsonSerializer.Serialize(stream, manifest, ContractsJson.Default.PackageManifest);
             }
-            return path;
         }
         catch
         {
@@ -83,10 +101,10 @@ public sealed class DebugPackageBuilder(DataServer server, DebugPackageRegistry 
             return new PackageEntry(entry.FileName, 0, elapsed, error);
 
         var zipEntry = zip.CreateEntry(entry.FileName, CompressionLevel.Optimal);
-        await using (var stream = zipEntry.Open())
+        using (var stream = zipEntry.Open())
         {
             buffer.Position = 0;
-            await buffer.CopyToAsync(stream, cancellationToken).ConfigureAwait(false);
+            buffer.CopyTo(stream);
         }
         return new PackageEntry(entry.FileName, buffer.Length, elapsed, null);
     }

@@ -50,7 +50,14 @@ internal static class EventPipeStackSampler
     /// and resolves each thread's last sample. Throws on any failure (the caller reports why).
     /// Every file it writes lives in <paramref name="workDirectory"/>, which the caller deletes.
     /// </summary>
-    public static async Task<SampledStacks> SampleAsync(
+    /// <remarks>
+    /// Runs on threads of its own, blocking, from the session's start to the resolution: a debug
+    /// package is asked for when the server is in trouble, often with the thread pool starved, and
+    /// an async capture (timers, file writes, continuations: all pool work) then took 15 s instead
+    /// of 0.4 s, sampling all along. The returned task completes on the capture thread, so the
+    /// caller's continuation stays off the pool too.
+    /// </remarks>
+    public static Task<SampledStacks> SampleAsync(
         int processId,
         string workDirectory,
         TimeSpan sampleDuration,
@@ -58,55 +65,89 @@ internal static class EventPipeStackSampler
         int maxFramesPerThread,
         CancellationToken cancellationToken)
     {
+        var done = new TaskCompletionSource<SampledStacks>();
+        var capture = new Thread(() =>
+        {
+            try
+            {
+                done.SetResult(Sample(processId, workDirectory, sampleDuration, maxTraceBytes, maxFramesPerThread, cancellationToken));
+            }
+            catch (Exception e)
+            {
+                done.SetException(e);
+            }
+        }) { IsBackground = true, Name = "stack capture" };
+        capture.Start();
+        return done.Task;
+    }
+
+    private static SampledStacks Sample(int processId, string workDirectory, TimeSpan sampleDuration, long maxTraceBytes, int maxFramesPerThread, CancellationToken cancellationToken)
+    {
         string traceFile = Path.Combine(workDirectory, "stacks.nettrace");
         var clock = Stopwatch.StartNew();
-        long traceBytes = await RecordAsync(processId, traceFile, sampleDuration, maxTraceBytes, cancellationToken).ConfigureAwait(false);
+        long traceBytes = Record(processId, traceFile, sampleDuration, maxTraceBytes, cancellationToken);
         TimeSpan sessionTime = clock.Elapsed;
 
         cancellationToken.ThrowIfCancellationRequested();
         clock.Restart();
-        // The conversion is CPU work of its own (tens to hundreds of ms): keep it off whatever
-        // thread awaited us.
-        (IReadOnlyList<SampledThread> threads, int sampleCount) = await Task.Run(
-            () => Resolve(traceFile, Path.Combine(workDirectory, "stacks.etlx"), maxFramesPerThread),
-            cancellationToken).ConfigureAwait(false);
+        (IReadOnlyList<SampledThread> threads, int sampleCount) = Resolve(traceFile, Path.Combine(workDirectory, "stacks.etlx"), maxFramesPerThread);
         return new SampledStacks(threads, sampleDuration, sampleCount, traceBytes, sessionTime, clock.Elapsed);
     }
 
-    private static async Task<long> RecordAsync(int processId, string traceFile, TimeSpan sampleDuration, long maxTraceBytes, CancellationToken cancellationToken)
+    private static long Record(int processId, string traceFile, TimeSpan sampleDuration, long maxTraceBytes, CancellationToken cancellationToken)
     {
         var client = new DiagnosticsClient(processId);
         var configuration = new EventPipeSessionConfiguration(
             [new EventPipeProvider(SampleProfilerProvider, EventLevel.Informational)],
             CircularBufferMegabytes, RundownKeywords, requestStackwalk: true);
-        using EventPipeSession session = await client.StartEventPipeSessionAsync(configuration, cancellationToken).ConfigureAwait(false);
-        await using var file = new FileStream(traceFile, FileMode.CreateNew, FileAccess.Write, FileShare.None, 64 * 1024, useAsync: true);
+        using EventPipeSession session = client.StartEventPipeSession(configuration);
+        // Cancelling (the caller's time limit) closes the session, which ends a blocked read.
+        using var closeOnCancel = cancellationToken.Register(static state => ((EventPipeSession)state!).Dispose(), session);
+        using var file = new FileStream(traceFile, FileMode.CreateNew, FileAccess.Write, FileShare.None, 64 * 1024);
 
-        // Read from the start: the runtime blocks its session writer when the pipe is full.
-        Task<long> copy = CopyBoundedAsync(session.EventStream, file, maxTraceBytes, cancellationToken);
-        await Task.WhenAny(copy, Task.Delay(sampleDuration, cancellationToken)).ConfigureAwait(false);
-        if (copy.IsCompleted)
-            await copy.ConfigureAwait(false); // surfaces a read failure now rather than after Stop
+        // Read from the start, on a thread of its own: the runtime blocks its session writer when
+        // the pipe is full.
+        long copied = 0;
+        Exception? copyFailure = null;
+        var reader = new Thread(() =>
+        {
+            try
+            {
+                copied = CopyBounded(session.EventStream, file, maxTraceBytes);
+            }
+            catch (Exception e)
+            {
+                copyFailure = e;
+            }
+        }) { IsBackground = true, Name = "stack capture reader" };
+        reader.Start();
+        // A reader that ends early failed: say so now rather than after Stop.
+        if (!reader.Join(sampleDuration))
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            // Stop ends the sampling, makes the runtime write the rundown, then end the stream.
+            session.Stop();
+            reader.Join();
+        }
         cancellationToken.ThrowIfCancellationRequested();
-
-        // Stop ends the sampling, makes the runtime write the rundown, then end the stream.
-        await session.StopAsync(cancellationToken).ConfigureAwait(false);
-        return await copy.ConfigureAwait(false);
+        if (copyFailure is not null)
+            System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(copyFailure);
+        return copied;
     }
 
-    private static async Task<long> CopyBoundedAsync(Stream source, Stream destination, long maxBytes, CancellationToken cancellationToken)
+    private static long CopyBounded(Stream source, Stream destination, long maxBytes)
     {
         byte[] buffer = new byte[64 * 1024];
         long total = 0;
         while (true)
         {
-            int read = await source.ReadAsync(buffer, cancellationToken).ConfigureAwait(false);
+            int read = source.Read(buffer);
             if (read == 0)
                 return total;
             total += read;
             if (total > maxBytes)
                 throw new InvalidDataException($"the trace grew past {maxBytes} bytes; capture abandoned to bound memory and disk");
-            await destination.WriteAsync(buffer.AsMemory(0, read), cancellationToken).ConfigureAwait(false);
+            destination.Write(buffer.AsSpan(0, read));
         }
     }
 

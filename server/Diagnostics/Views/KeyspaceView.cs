@@ -14,6 +14,11 @@ namespace Diagnostics.Server.Diagnostics.Views;
 public static unsafe class KeyspaceView
 {
     public const int KeyBudget = 200_000;
+    /// <summary>
+    /// How long the walk waits for the shards: a command that holds them all (KEYS on a big
+    /// keyspace, DEBUG SLEEP, a long script) must not hold the operator's question too.
+    /// </summary>
+    public const int ShardWaitMillis = 250;
     private const int BiggestKept = 20;
     private const int NameShown = 64;
 
@@ -24,7 +29,7 @@ public static unsafe class KeyspaceView
         var biggest = new List<BigKey>();
         long total = 0;
         var watch = Stopwatch.StartNew();
-        keyspace.RunExclusive(() =>
+        bool walked = keyspace.TryRunExclusive(ShardWaitMillis, () =>
         {
             for (int db = 0; db < keyspace.DatabaseCount; db++)
             {
@@ -45,13 +50,15 @@ public static unsafe class KeyspaceView
                 biggest.Add(new BigKey(db, Printable(Entry.KeyOf(e)), Encoding.ASCII.GetString(ValueTypeNames.Of(e->Type)), Values.Length(e), bytes));
             }
         });
+        if (!walked)
+            return Unavailable(server);
         var types = new List<KeyTypeSummary>();
         foreach (Engine.ValueType type in (ReadOnlySpan<Engine.ValueType>)[Engine.ValueType.String, Engine.ValueType.List, Engine.ValueType.Set, Engine.ValueType.SortedSet, Engine.ValueType.Hash])
         {
             int t = (int)type;
             types.Add(new KeyTypeSummary(Encoding.ASCII.GetString(ValueTypeNames.Of(type)), walker.Keys[t], walker.Elements[t], walker.Bytes[t]));
         }
-        return new KeyspaceReport
+        var report = new KeyspaceReport
         {
             KeysTotal = total,
             KeysWalked = walker.Walked,
@@ -59,7 +66,31 @@ public static unsafe class KeyspaceView
             WalkMilliseconds = watch.Elapsed.TotalMilliseconds,
             Types = types,
             Biggest = biggest,
+            TakenUnixMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
         };
+        server.LastKeyspaceReport = report;
+        return report;
+    }
+
+    /// <summary>The last walk's figures, saying why there is no newer one and who holds the shards.</summary>
+    private static KeyspaceReport Unavailable(DataServer server)
+    {
+        var holders = new StringBuilder();
+        foreach (var work in InFlightView.Build())
+        {
+            if (work.Activity == InFlightWork.WaitingForShards || work.ElapsedMicros < ShardWaitMillis * 1000.0)
+                continue;
+            holders.Append(holders.Length == 0 ? " (running: " : ", ")
+                .Append(work.Activity).Append(" for client ").Append(work.ClientId)
+                .Append(", ").Append((work.ElapsedMicros / 1000).ToString("N0", System.Globalization.CultureInfo.InvariantCulture)).Append(" ms");
+        }
+        if (holders.Length > 0)
+            holders.Append(')');
+        string reason = $"the shards were held by a long command for more than {ShardWaitMillis} ms{holders}";
+        var last = server.LastKeyspaceReport;
+        return last is null
+            ? new KeyspaceReport { Unavailable = reason + "; no earlier walk to show" }
+            : last with { Unavailable = reason + "; these figures are from the last walk" };
     }
 
     /// <summary>Printable form of a key name: non-printable bytes as \xNN, cut to 64 characters.</summary>
