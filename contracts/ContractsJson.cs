@@ -30,6 +30,7 @@ namespace Diagnostics.Contracts;
 [JsonSerializable(typeof(DoctorReport))]
 [JsonSerializable(typeof(PackageManifest))]
 [JsonSerializable(typeof(PackageOpened))]
+[JsonSerializable(typeof(TriggerReport))]
 [JsonSerializable(typeof(RuntimeReport))]
 [JsonSerializable(typeof(EnvironmentReport))]
 [JsonSerializable(typeof(DiskIoFigures[]))]

@@ -70,4 +70,37 @@ public static class MetricNames
     public const string RuntimeGcPausesPerSecond = "runtime_gc_pauses_per_sec";
     public const string RuntimeGcPauseMaxMicros = "runtime_gc_pause_max_usec";
     public const string RuntimeAllocatedBytesPerSecond = "runtime_allocated_bytes_per_sec";
+
+    private static readonly (HashSet<string> Names, string[] Prefixes) s_known = Known();
+
+    /// <summary>
+    /// True for a name the sampler records (a constant here, or one of a family: a name past one of
+    /// the *Prefix constants): settings that name a metric are checked against it.
+    /// </summary>
+    public static bool IsSeries(string name)
+    {
+        if (s_known.Names.Contains(name))
+            return true;
+        foreach (string prefix in s_known.Prefixes)
+            if (name.Length > prefix.Length && name.StartsWith(prefix, StringComparison.Ordinal))
+                return true;
+        return false;
+    }
+
+    // Read once from this class's constants, so a new metric needs no second list.
+    private static (HashSet<string>, string[]) Known()
+    {
+        var names = new HashSet<string>(StringComparer.Ordinal);
+        var prefixes = new List<string>();
+        foreach (var field in typeof(MetricNames).GetFields(System.Reflection.BindingFlags.Public | System.Reflection.BindingFlags.Static))
+        {
+            if (!field.IsLiteral || field.GetRawConstantValue() is not string value)
+                continue;
+            if (field.Name.EndsWith("Prefix", StringComparison.Ordinal))
+                prefixes.Add(value);
+            else
+                names.Add(value);
+        }
+        return (names, prefixes.ToArray());
+    }
 }

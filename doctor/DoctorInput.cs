@@ -27,6 +27,8 @@ public sealed record DoctorInput
     public MemoryReport? Memory { get; init; }
     /// <summary>The sampled hot keys; null when sampling is off or the package predates it.</summary>
     public HotKeysReport? HotKeys { get; init; }
+    /// <summary>The package triggers and the packages they took; null when the package predates them.</summary>
+    public TriggerReport? Triggers { get; init; }
     /// <summary>The keyspace walk (types, biggest keys); live, only taken when a rule needs it (memory near maxmemory).</summary>
     public KeyspaceReport? Keyspace { get; init; }
     public RuntimeReport? Runtime { get; init; }

@@ -98,6 +98,7 @@ internal sealed class PackageParse
         Memory = Read(zip, "memory.json", ContractsJson.Default.MemoryReport),
         Keyspace = Read(zip, "keyspace.json", ContractsJson.Default.KeyspaceReport),
         HotKeys = Read(zip, "hotkeys.json", ContractsJson.Default.HotKeysReport),
+        Triggers = Read(zip, "triggers.json", ContractsJson.Default.TriggerReport),
         Runtime = Read(zip, "runtime.json", ContractsJson.Default.RuntimeReport),
         Environment = Read(zip, "environment.json", ContractsJson.Default.EnvironmentReport),
         DiskIo = Read(zip, "diskio.json", ContractsJson.Default.DiskIoFiguresArray) ?? [],

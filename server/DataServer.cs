@@ -20,6 +20,9 @@ public sealed class DataServer : IDisposable
     /// <summary>The last complete keyspace walk, shown when a long command keeps a new one from being made.</summary>
     public Contracts.KeyspaceReport? LastKeyspaceReport { get; set; }
 
+    /// <summary>The automatic debug packages; set once the web host (which builds packages) exists.</summary>
+    public Diagnostics.Triggers.PackageTriggers? Triggers { get; set; }
+
     public DataServer(ServerConfig config)
     {
         Config = config;

@@ -46,6 +46,9 @@ using var server = new DataServer(config);
 using var diagnosticsLane = new DiagnosticsLane(threadCount: 2);
 var host = BuildHost();
 var log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Server");
+using var triggers = new Diagnostics.Server.Diagnostics.Triggers.PackageTriggers(server, host.Services.GetRequiredService<DebugPackageBuilder>(),
+    host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Triggers"));
+server.Triggers = triggers;
 var lifetime = host.Services.GetRequiredService<IHostApplicationLifetime>();
 // A signal is a SHUTDOWN (without SAVE), as in Redis.
 stopSignals.Requested.Register(() =>

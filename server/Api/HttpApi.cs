@@ -87,6 +87,11 @@ public static class HttpApi
             .IncludeInDebugPackage("monitor.json");
         api.MapGet("/debug/package", (DebugPackageBuilder builder, HttpContext context) => DebugPackage(builder, context));
         api.MapPost("/debug/package", (PackageLibrary packages, HttpContext context, string? name) => OpenPackage(packages, context, name ?? "package.zip"));
+        // The packages the server took by itself (Diagnostics/Triggers): listed, downloaded, opened in the studio.
+        api.MapGet("/debug/packages", () => server.Triggers is { } triggers ? Json(triggers.Report(), ContractsJson.Default.TriggerReport) : NoTriggers())
+            .IncludeInDebugPackage("triggers.json");
+        api.MapGet("/debug/packages/{name}", (string name, HttpContext context) => SendTriggeredPackage(server, name, context));
+        api.MapPost("/debug/packages/{name}/open", (string name, PackageLibrary packages, HttpContext context) => OpenTriggeredPackage(server, packages, name, context));
         api.MapGet("/endpoints", (EndpointDataSource endpoints) => Results.Text(EndpointList.Describe(endpoints), "text/plain; charset=utf-8"));
     }
 
@@ -141,9 +146,15 @@ public static class HttpApi
         string fileName = Path.GetFileName(name);
         if (fileName.Length is 0 or > 128)
             return Results.BadRequest("'name' is a file name of 1 to 128 characters");
+        return await Open(packages, context.Request.Body, fileName, context.Request.ContentLength, context.RequestAborted);
+    }
+
+    /// <summary>Opens a package in the studio: 201 with where to see it; 413 naming the limit it went over; 400 when it is not a package.</summary>
+    private static async Task<IResult> Open(PackageLibrary packages, Stream body, string fileName, long? length, CancellationToken cancellationToken)
+    {
         try
         {
-            var package = await packages.OpenAsync(context.Request.Body, fileName, context.Request.ContentLength, context.RequestAborted);
+            var package = await packages.OpenAsync(body, fileName, length, cancellationToken);
             var (count, bytes) = packages.Usage;
             string id = package.Description.PackageId!;
             var opened = new PackageOpened
@@ -163,6 +174,29 @@ public static class HttpApi
             int status = e.Limit is null ? StatusCodes.Status400BadRequest : StatusCodes.Status413PayloadTooLarge;
             return Results.Text(e.Message, "text/plain; charset=utf-8", statusCode: status);
         }
+    }
+
+    private static IResult NoTriggers() => Results.NotFound("package triggers are not running in this process");
+
+    /// <summary>A kept triggered package by the name the list gives (never a path): 404 for any other name.</summary>
+    private static async Task SendTriggeredPackage(DataServer server, string name, HttpContext context)
+    {
+        if (server.Triggers?.Folder.Find(name) is not { } file)
+        {
+            context.Response.StatusCode = StatusCodes.Status404NotFound;
+            await context.Response.WriteAsync($"no triggered package named '{name}' (GET /api/debug/packages lists them)");
+            return;
+        }
+        await SendZip(context, file.FullName, file.Name);
+    }
+
+    /// <summary>Opens a kept triggered package in the studio, as an upload of it would.</summary>
+    private static async Task<IResult> OpenTriggeredPackage(DataServer server, PackageLibrary packages, string name, HttpContext context)
+    {
+        if (server.Triggers?.Folder.Find(name) is not { } file)
+            return Results.NotFound($"no triggered package named '{name}' (GET /api/debug/packages lists them)");
+        using var stream = new FileStream(file.FullName, FileMode.Open, FileAccess.Read, FileShare.Read, bufferSize: 0);
+        return await Open(packages, stream, file.Name, stream.Length, context.RequestAborted);
     }
 
     /// <summary>Builds the zip into a temp file, sends it with its length, and deletes it.</summary>

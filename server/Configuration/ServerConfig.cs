@@ -49,6 +49,18 @@ public sealed class ServerConfig
         Add(new ConfigParameter("http-bind", () => string.Join(' ', HttpBind), v => { HttpBind = Split(v); return null; }, mutable: false));
         Add(new ConfigParameter("http-api-key", () => HttpApiKey ?? "", SetHttpApiKey) { Secrecy = ConfigSecrecy.Credential });
         Bool("diagnostics-sampler", () => DiagnosticsSampler, v => { DiagnosticsSampler = v; DiagnosticsSamplerChanged?.Invoke(); });
+        // Debug packages the server takes by itself (Diagnostics/Triggers).
+        Add(new ConfigParameter("package-trigger-severity", () => PackageTriggerSeverity,
+            v => OneOf(v, ["off", "warning", "critical"], s => PackageTriggerSeverity = s)));
+        Add(new ConfigParameter("package-trigger-metrics", () => string.Join(' ', PackageTriggerMetrics), v =>
+        {
+            if (Diagnostics.Triggers.MetricTrigger.TryParse(v, out var rules) is { } problem)
+                return problem;
+            PackageTriggerMetrics = rules;
+            return null;
+        }));
+        Int("package-trigger-interval", () => PackageTriggerIntervalSeconds, v => PackageTriggerIntervalSeconds = v, 60, 86_400 * 7);
+        Int("package-trigger-keep", () => PackageTriggerKeep, v => PackageTriggerKeep = v, 1, 1000);
         Int("hotkey-sample-period", () => HotKeySamplePeriod, v => { HotKeySamplePeriod = v; HotKeySamplePeriodChanged?.Invoke(); }, 0, 1_000_000);
         Add(new ConfigParameter("daemonize", () => "no", v => v.Equals("no", StringComparison.OrdinalIgnoreCase) ? null : "daemonize is not supported; run under a service manager", mutable: false));
         Add(new ConfigParameter("pidfile", () => PidFile, v => { PidFile = v; return null; }, mutable: false) { Protected = true });
@@ -188,6 +200,13 @@ public sealed class ServerConfig
     /// <summary>The 1 Hz sampler that feeds the history; off only to measure what it costs.</summary>
     public bool DiagnosticsSampler { get; private set; } = true;
     /// <summary>One command in this many has its first key sampled for the hot-key view; 0 turns it off.</summary>
+    /// <summary>The least severe doctor finding that makes the server take a package: off, warning or critical.</summary>
+    public string PackageTriggerSeverity { get; private set; } = "critical";
+    public IReadOnlyList<Diagnostics.Triggers.MetricTrigger> PackageTriggerMetrics { get; private set; } = [];
+    /// <summary>The least time between two packages a trigger takes.</summary>
+    public int PackageTriggerIntervalSeconds { get; private set; } = 300;
+    /// <summary>How many triggered packages the folder keeps (the oldest go first).</summary>
+    public int PackageTriggerKeep { get; private set; } = 5;
     public int HotKeySamplePeriod { get; private set; } = Diagnostics.HotKeys.HotKeys.DefaultPeriod;
     public event Action? HotKeySamplePeriodChanged;
     public event Action? DiagnosticsSamplerChanged;

@@ -34,6 +34,10 @@ public sealed class LiveStudioSource(DataServer server, LiveHistoryFeed feed, IL
     public IReadOnlyList<ClientSnapshot> Clients() => ClientView.Build(server);
     public IReadOnlyList<ClosedClient> ClosedClients() => server.Clients.Closed.Recent();
     public HotKeysReport? HotKeys() => server.HotKeys.Period == 0 ? null : HotKeysView.Build(server);
+    public TriggerReport? Triggers() => server.Triggers?.Report();
+
+    public Stream? OpenTriggeredPackage(string name)
+        => server.Triggers?.Folder.Find(name) is { } file ? new FileStream(file.FullName, FileMode.Open, FileAccess.Read, FileShare.Read, bufferSize: 0) : null;
     public IReadOnlyList<InFlightWork> InFlight() => InFlightView.Build();
     public IReadOnlyList<CommandStatistics> Commands() => CommandView.Build(server);
     public ScriptReport? Scripts() => ScriptView.Build(server, withSource: false);

@@ -44,6 +44,12 @@ public interface IStudioSource
     /// <summary>What the elevated monitor reported (kernel I/O, runtime events); null when the source has no monitor report.</summary>
     MonitorReport? Monitor();
 
+    /// <summary>The package triggers and the packages they took; null when there are none to show.</summary>
+    TriggerReport? Triggers();
+
+    /// <summary>A package a trigger took, to open offline; null when there is no such package (or the source is a package).</summary>
+    Stream? OpenTriggeredPackage(string name);
+
     /// <summary>The doctor's findings: for a package, the rules run again over what it holds.</summary>
     DoctorReport Doctor();
 }

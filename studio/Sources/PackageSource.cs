@@ -56,6 +56,8 @@ public sealed class PackageSource : IStudioSource
     public IReadOnlyList<ClientSnapshot> Clients() => _input.Clients;
     public IReadOnlyList<ClosedClient> ClosedClients() => _input.ClosedClients;
     public HotKeysReport? HotKeys() => _input.HotKeys;
+    public TriggerReport? Triggers() => _input.Triggers;
+    public Stream? OpenTriggeredPackage(string name) => null;
     public IReadOnlyList<InFlightWork> InFlight() => _inFlight;
     public IReadOnlyList<CommandStatistics> Commands() => _input.Commands;
     public ScriptReport? Scripts() => _input.Scripts;

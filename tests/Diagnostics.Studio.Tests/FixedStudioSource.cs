@@ -50,6 +50,9 @@ public sealed class FixedStudioSource : IStudioSource, IHistoryFeed
     public IReadOnlyList<SlowLogRecord> SlowLog() => SlowLogList;
     public IReadOnlyList<ClosedClient> ClosedClients() => ClosedClientList;
     public HotKeysReport? HotKeys() => HotKeysData;
+    public TriggerReport? TriggersReport { get; init; }
+    public TriggerReport? Triggers() => TriggersReport;
+    public Stream? OpenTriggeredPackage(string name) => null;
     public MemoryReport? Memory() => MemoryReport;
     public IReadOnlyList<DiskIoFigures> DiskIo() => DiskIoList;
     public RuntimeReport? Runtime() => RuntimeReport;

@@ -80,6 +80,37 @@ public sealed class PackageBrowserTests
     }
 
     [Fact]
+    public void APackageATriggerTookIsListedAndOpensOffline()
+    {
+        using var dir = new TempDirectory();
+        using var server = ServerProcess.Start("--dir", dir.Path, "--package-trigger-severity", "off", "--package-trigger-metrics", "connected_clients 0 1");
+        using var api = new ApiClient(server.HttpPort);
+        using (server.Connect())
+            Poll.Until(() => api.Get("/api/debug/packages", ContractsJson.Default.TriggerReport).Taken == 1, "a triggered package", 20_000);
+        var package = api.Get("/api/debug/packages", ContractsJson.Default.TriggerReport).Packages.Single();
+
+        using var browser = new Browser();
+        browser.GoTo($"http://127.0.0.1:{server.HttpPort}/package");
+        browser.WaitForCircuit();
+        // The list is read again every second: each look and the click are retried if the row was redrawn.
+        const string Row = "section[aria-labelledby=triggered-title] tbody tr";
+        string rowText = browser.WaitFor(d => d.FindElement(By.CssSelector(Row)).Text, "the triggered package's row");
+        Assert.Contains(package.Reason, rowText);
+        Assert.Contains(package.Name, rowText);
+        browser.WaitFor(d =>
+        {
+            d.FindElement(By.CssSelector(Row + " button")).Click();
+            return true;
+        }, "a click on Open");
+        var banner = browser.WaitFor(d => d.FindElement(By.CssSelector(".source.offline")), "the offline banner");
+        Assert.Contains($"pid {server.Pid}", banner.Text);
+        Assert.Matches("/package/[0-9a-f]{24}$", browser.Driver.Url);
+        browser.GoTo(browser.Driver.Url + "/package");
+        var contents = browser.WaitFor(d => d.FindElement(By.CssSelector("section[aria-labelledby=contents-title]")), "the opened package's contents");
+        Assert.Contains("Taken automatically by the server: " + package.Reason, contents.Text);
+    }
+
+    [Fact]
     public void AFileThatIsNotAPackageIsRefusedWithAReason()
     {
         using var server = ServerProcess.Start();

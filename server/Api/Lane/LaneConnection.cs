@@ -85,7 +85,8 @@ internal sealed class LaneConnection : ConnectionContext,
         Transport.Output.Complete();
         await Task.WhenAll(_receiving, _sending).ConfigureAwait(false);
         _socket.Dispose();
-        _closed.Dispose();
+        // _closed is not disposed: it has no timer to free, and its cancellation, scheduled on the
+        // lane when the receive ended, may run after this.
     }
 
     private async Task ReceiveAsync()

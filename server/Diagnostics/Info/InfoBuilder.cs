@@ -42,6 +42,7 @@ public static class InfoBuilder
         new("threads", "Threads", false, WriteThreads),
         new("diskio", "Diskio", false, DiskIoInfo.Write),
         new("diagnostics", "Diagnostics", false, WriteDiagnostics),
+        new("triggers", "Triggers", false, (text, server) => server.Triggers?.WriteInfo(text)),
     ];
 
     public static IEnumerable<string> SectionNames => Sections.Select(s => s.Name);

@@ -17,7 +17,8 @@ public static class DoctorView
     /// <summary>How far back the live doctor's history goes (a package holds the hour).</summary>
     public const int HistorySeconds = 600;
 
-    public static DoctorInput Input(DataServer server) => new()
+    /// <param name="walkKeyspace">False for looks made in the background (the package triggers), which must not hold every shard.</param>
+    public static DoctorInput Input(DataServer server, bool walkKeyspace = true) => new()
     {
         TakenUnixMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
         Info = InfoView.Build(server, []),
@@ -35,7 +36,7 @@ public static class DoctorView
         Memory = MemoryView.Build(server),
         HotKeys = HotKeysView.Build(server),
         // The walk holds every shard: only when the memory rule will name the biggest keys.
-        Keyspace = MemoryNearLimitRule.Applies(server.Keyspace.Eviction.UsedMemory, server.Keyspace.Eviction.MaxMemory) ? KeyspaceView.Build(server) : null,
+        Keyspace = walkKeyspace && MemoryNearLimitRule.Applies(server.Keyspace.Eviction.UsedMemory, server.Keyspace.Eviction.MaxMemory) ? KeyspaceView.Build(server) : null,
         Runtime = RuntimeView.Build(),
         Environment = EnvironmentView.Build(),
         DiskIo = DiskIoView.Build(),
@@ -44,5 +45,5 @@ public static class DoctorView
         InFlight = InFlightView.Build(),
     };
 
-    public static DoctorReport Examine(DataServer server) => DoctorRules.Examine(Input(server));
+    public static DoctorReport Examine(DataServer server, bool walkKeyspace = true) => DoctorRules.Examine(Input(server, walkKeyspace));
 }
