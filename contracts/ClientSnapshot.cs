@@ -26,6 +26,8 @@ public sealed record ClientSnapshot
     public long PendingPushBytes { get; init; }
     /// <summary>Seconds the client has had unsent output without taking any of it (0 while it reads, or has none).</summary>
     public long OutputStalledSeconds { get; init; }
+    /// <summary>Commands refused with TOOBUSY because too many commands already waited for shards.</summary>
+    public long TooBusyRefusals { get; init; }
     /// <summary>The client-output-buffer-limit class it is under: "normal", "pubsub", "replica".</summary>
     public string Class { get; init; } = "normal";
     public string Events { get; init; } = "r";

@@ -49,6 +49,9 @@ public static class MetricNames
     /// <summary>Commands refused with OOM (over maxmemory, nothing left to evict).</summary>
     public const string OomRejectionsPerSecond = "oom_rejections_per_sec";
     public const string ThreadPoolQueueLength = "threadpool_queue_length";
+    /// <summary>The most commands waiting on threads for shards at once in the interval.</summary>
+    public const string ShardWaitersPeak = "shard_waiters_peak";
+    public const string TooBusyRefusalsPerSecond = "toobusy_refusals_per_sec";
     public const string ThreadPoolThreads = "threadpool_threads";
     public const string ProcessThreads = "process_threads";
     public const string SlowCommandsPerSecond = "slow_commands_per_sec";

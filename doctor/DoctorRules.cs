@@ -28,6 +28,7 @@ public static class DoctorRules
         new BusyScriptRule(),
         new GcPauseRule(),
         new ThreadPoolStarvationRule(),
+        new TooBusyRule(),
         new HotThreadRule(),
         new CpuSaturationRule(),
         new HotKeyRule(),

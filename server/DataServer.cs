@@ -33,6 +33,8 @@ public sealed class DataServer : IDisposable
         Keyspace = new Keyspace(config.Shards, config.Databases, config.Mode, config.Hz);
         config.HzChanged += hz => Keyspace.Cron.Hz = hz;
         HotKeys = new Diagnostics.HotKeys.HotKeys(Keyspace) { Period = config.HotKeySamplePeriod };
+        Keyspace.Waits.Limit = config.MaxWaitingCommands;
+        config.MaxWaitingCommandsChanged += () => Keyspace.Waits.Limit = config.MaxWaitingCommands;
         config.HotKeySamplePeriodChanged += () => HotKeys.Period = config.HotKeySamplePeriod;
         Keyspace.Cron.HotKeys = HotKeys;
         Instantaneous = new InstantaneousMetrics(Stats);

@@ -49,6 +49,7 @@ public sealed class ServerConfig
         Add(new ConfigParameter("http-bind", () => string.Join(' ', HttpBind), v => { HttpBind = Split(v); return null; }, mutable: false));
         Add(new ConfigParameter("http-api-key", () => HttpApiKey ?? "", SetHttpApiKey) { Secrecy = ConfigSecrecy.Credential });
         Bool("diagnostics-sampler", () => DiagnosticsSampler, v => { DiagnosticsSampler = v; DiagnosticsSamplerChanged?.Invoke(); });
+        Int("max-waiting-commands", () => MaxWaitingCommands, v => { MaxWaitingCommands = v; MaxWaitingCommandsChanged?.Invoke(); }, 0, 1_000_000);
         // Debug packages the server takes by itself (Diagnostics/Triggers).
         Add(new ConfigParameter("package-trigger-severity", () => PackageTriggerSeverity,
             v => OneOf(v, ["off", "warning", "critical"], s => PackageTriggerSeverity = s)));
@@ -200,6 +201,10 @@ public sealed class ServerConfig
     /// <summary>The 1 Hz sampler that feeds the history; off only to measure what it costs.</summary>
     public bool DiagnosticsSampler { get; private set; } = true;
     /// <summary>One command in this many has its first key sampled for the hot-key view; 0 turns it off.</summary>
+    /// <summary>The most commands that may wait on threads for shards other commands hold (Engine/ShardWaitLimit); 0: no limit.</summary>
+    public int MaxWaitingCommands { get; private set; } = Engine.ShardWaitLimit.DefaultLimit;
+    public event Action? MaxWaitingCommandsChanged;
+
     /// <summary>The least severe doctor finding that makes the server take a package: off, warning or critical.</summary>
     public string PackageTriggerSeverity { get; private set; } = "critical";
     public IReadOnlyList<Diagnostics.Triggers.MetricTrigger> PackageTriggerMetrics { get; private set; } = [];

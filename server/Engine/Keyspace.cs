@@ -112,6 +112,9 @@ public sealed class Keyspace : IDisposable
 
     public int DatabaseCount { get; }
     public ExecutionMode Mode { get; }
+
+    /// <summary>Commands waiting on threads for shards others hold, and the limit past which they are refused.</summary>
+    public ShardWaitLimit Waits { get; } = new();
     public ShardCron Cron { get; }
 
     /// <summary>WATCH registrations in this keyspace: none, and writes skip looking for watchers.</summary>

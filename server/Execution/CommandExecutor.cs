@@ -39,6 +39,8 @@ public sealed class CommandExecutor(DataServer server)
     private void Reject(ClientSession client, ThreadCounters counters, CommandSpec spec, string error)
     {
         counters.Rejected[spec.Id]++;
+        // Redis's processCommand sets lastcmd before its checks: CLIENT LIST shows a refused command.
+        client.LastCommand = spec;
         if (ReferenceEquals(spec, server.Commands.Exec) && client.Transaction is { InMulti: true } transaction)
         {
             transaction.EndMulti();
@@ -52,10 +54,11 @@ public sealed class CommandExecutor(DataServer server)
 
     /// <summary>
     /// Redis's processCommand: the checks, MULTI queueing, then <see cref="Call"/>.
-    /// <paramref name="refuseAsBusy"/>: the connection's router found a script busy and holds no
-    /// shard for the command, which is refused with BUSY whether or not the script ended since.
+    /// <paramref name="refusal"/>: the connection's router holds no shard for the command and
+    /// refuses it with this error once it passed the checks before it (a busy script's BUSY,
+    /// whether or not the script ended since; TOOBUSY when too many commands wait for shards).
     /// </summary>
-    public void Execute(ClientSession client, ArgList args, CommandSpec? spec, bool refuseAsBusy = false)
+    public void Execute(ClientSession client, ArgList args, CommandSpec? spec, string? refusal = null)
     {
         var reply = client.Reply;
         // CLIENT REPLY SKIP set SkipNextReply while it ran: this is the command whose reply it drops.
@@ -67,6 +70,7 @@ public sealed class CommandExecutor(DataServer server)
         if (spec is null)
         {
             counters.UnknownCommands++;
+            client.LastCommand = null; // CLIENT LIST cmd=NULL, as Redis's lookup found none
             reply.Error(UnknownCommandMessage(args));
             client.Transaction?.Fail();
             return;
@@ -82,6 +86,9 @@ public sealed class CommandExecutor(DataServer server)
             Reject(client, counters, spec, args.Count < 2
                 ? Errors.WrongArity(spec.FullName)
                 : Errors.UnknownSubcommand(Encoding.UTF8.GetString(args[1]), spec.Name));
+            // Redis's lookup finds the bare container, and no command for an unknown subcommand.
+            if (args.Count >= 2)
+                client.LastCommand = null;
             return;
         }
         if (!spec.AcceptsArgCount(args.Count))
@@ -118,9 +125,9 @@ public sealed class CommandExecutor(DataServer server)
         }
         // A script past busy-reply-threshold: only allow-busy commands run (SCRIPT KILL, SHUTDOWN
         // NOSAVE...), as in Redis; the script's own commands go on.
-        if (refuseAsBusy || (server.Scripts.IsBusy && (spec.Flags & CommandFlags.AllowBusy) == 0 && !client.RunsScripts))
+        if (refusal is not null || (server.Scripts.IsBusy && (spec.Flags & CommandFlags.AllowBusy) == 0 && !client.RunsScripts))
         {
-            Reject(client, counters, spec, server.Scripts.BusyError);
+            Reject(client, counters, spec, refusal ?? server.Scripts.BusyError);
             return;
         }
         if (client.RefusedWhileSubscribed(spec))

@@ -119,6 +119,9 @@ public sealed partial class ClientConnection : ClientSession
     /// <summary>The clients cron's look at whether the client takes its output (<see cref="OutputStalledSeconds"/>).</summary>
     internal void TrackOutputProgress(long nowMs) => _outputGuard.TrackProgress(nowMs);
 
+    /// <summary>Commands refused with TOOBUSY (max-waiting-commands); written by the connection's own router only.</summary>
+    public long TooBusyRefusals { get; internal set; }
+
     /// <summary>Largest unsent output since the previous call (INFO client_recent_max_output_buffer).</summary>
     internal long TakeOutputPeak() => _outputGuard.TakePeak();
 
@@ -471,11 +474,11 @@ public sealed partial class ClientConnection : ClientSession
     }
 
     /// <summary>Runs command <paramref name="index"/> of the current batch on the calling thread, which holds the shards it needs.</summary>
-    /// <summary>Runs command <paramref name="index"/> of the batch; <paramref name="refuseAsBusy"/>: the router found a script busy, and it is refused with BUSY.</summary>
-    internal void ExecuteCommand(int index, bool refuseAsBusy = false)
+    /// <summary>Runs command <paramref name="index"/> of the batch; <paramref name="refusal"/>: the router refuses it with this error (see CommandExecutor.Execute).</summary>
+    internal void ExecuteCommand(int index, string? refusal = null)
     {
         CurrentCommandIndex = index;
-        _server.Executor.Execute(this, _batch[index], _router.SpecAt(index), refuseAsBusy);
+        _server.Executor.Execute(this, _batch[index], _router.SpecAt(index), refusal);
     }
 
     /// <summary>Hands this connection's logged writes to the AOF, while the shards they touched are still held.</summary>

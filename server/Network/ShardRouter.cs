@@ -181,7 +181,7 @@ internal sealed class ShardRouter
                 await ThreadPoolHop.FromSocketThread(); // a MULTI with DEBUG SLEEP or FLUSHALL leaves as that command would alone
             if (route == Route.Busy)
             {
-                _connection.ExecuteCommand(i, refuseAsBusy: true);
+                _connection.ExecuteCommand(i, refusal: _server.Scripts.BusyError);
                 i++;
                 continue;
             }
@@ -406,14 +406,31 @@ internal sealed class ShardRouter
         var shards = _server.Keyspace.Shards;
         if (_server.Keyspace.Mode == ExecutionMode.Inline)
         {
-            if (!TryEnterInvolvedShards(shards))
+            var waits = _server.Keyspace.Waits;
+            // With the waits at their limit the socket thread does not wait its millisecond either:
+            // a refusal costs microseconds, however fast the refused clients retry.
+            if (!TryEnterInvolvedShards(shards, waits.AtLimit ? 0 : SocketThreadShardWaitMs))
             {
-                await ThreadPoolHop.FromSocketThread();
-                MarkWaitingForShards();
-                for (int s = 0; s < shards.Length; s++)
-                    if (_involvedShards[s])
-                        shards[s].EnterInline();
-                ThreadCounters.Current.InFlight.End();
+                // Waiting takes a pool thread: past the limit, refused at once instead.
+                if (!waits.TryBeginWait())
+                {
+                    _connection.TooBusyRefusals++;
+                    _connection.ExecuteCommand(index, refusal: waits.Error());
+                    return;
+                }
+                try
+                {
+                    await ThreadPoolHop.FromSocketThread();
+                    MarkWaitingForShards();
+                    for (int s = 0; s < shards.Length; s++)
+                        if (_involvedShards[s])
+                            shards[s].EnterInline();
+                    ThreadCounters.Current.InFlight.End();
+                }
+                finally
+                {
+                    waits.EndWait();
+                }
             }
             RunCoordinated(shards, index);
             for (int s = shards.Length - 1; s >= 0; s--)
@@ -457,12 +474,12 @@ internal sealed class ShardRouter
         }
     }
 
-    /// <summary>Takes every involved shard (ascending order) if each comes within the socket thread's wait; else holds none.</summary>
-    private bool TryEnterInvolvedShards(Shard[] shards)
+    /// <summary>Takes every involved shard (ascending order) if each comes within <paramref name="waitMillis"/>; else holds none.</summary>
+    private bool TryEnterInvolvedShards(Shard[] shards, int waitMillis)
     {
         for (int s = 0; s < shards.Length; s++)
         {
-            if (!_involvedShards[s] || shards[s].TryEnterInline(SocketThreadShardWaitMs))
+            if (!_involvedShards[s] || shards[s].TryEnterInline(waitMillis))
                 continue;
             for (int held = s - 1; held >= 0; held--)
                 if (_involvedShards[held])

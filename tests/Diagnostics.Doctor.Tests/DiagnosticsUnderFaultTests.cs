@@ -22,7 +22,7 @@ public sealed class DiagnosticsUnderFaultTests
     [Fact]
     public void TheApiAnswersWithinASecondWhileThePoolStarves()
     {
-        using var server = ServerProcess.Start();
+        using var server = ServerProcess.Start(StarvedPool.NoWaitLimit);
         using var api = new ApiClient(server.HttpPort);
         api.GetText("/api/info"); // the connection this client keeps: it is open before the trouble starts
         using (new StarvedPool(server))

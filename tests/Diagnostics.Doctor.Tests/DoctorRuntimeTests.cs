@@ -52,7 +52,7 @@ public sealed class DoctorRuntimeTests
         // find them held wait for them on a pool thread each, and the runtime adds threads slower
         // than work arrives. (Whole-keyspace commands do not block threads: they hand their work
         // to the keyspace's holder.)
-        using var server = ServerProcess.Start();
+        using var server = ServerProcess.Start(StarvedPool.NoWaitLimit);
         DoctorProbe.AssertAbsent(server, "threadpool-starvation");
         Finding finding, offline;
         using (new StarvedPool(server))
@@ -70,6 +70,41 @@ public sealed class DoctorRuntimeTests
         Assert.Contains("Longest-running commands now: debug for client ", finding.Seen);
         // The package's stacks show where the blocked pool threads stand: in the router, on a shard.
         Assert.True(offline.Evidence["wait_stacks"].Contains("ShardRouter"), offline.Evidence["wait_stacks"]);
+    }
+
+    [Fact]
+    public void CommandsPastTheWaitingLimitAreRefusedAndTheDoctorNamesWhoAndWhy()
+    {
+        // The starvation fault under a small limit: past four waiting MSETs the rest are refused
+        // at once, and the doctor says how many, for whom, and what holds the shards.
+        using var server = ServerProcess.Start("--max-waiting-commands", "4");
+        DoctorProbe.AssertAbsent(server, "too-busy");
+        Finding finding, offline;
+        var fault = new StarvedPool(server, tooBusyExpected: true);
+        using (fault)
+        {
+            (finding, offline) = LiveAndOffline.Expect(server, "too-busy", timeoutMs: 30_000,
+                until: f => f.Evidence.GetValueOrDefault("longest_running", "").StartsWith("debug for client "),
+                what: "TOOBUSY refusals while DEBUG SLEEP holds the shards");
+        }
+        // Every client has finished: the counts are final.
+        long refused = fault.TooBusyRefusals;
+        string? error = fault.TooBusyError;
+        Assert.Equal("TOOBUSY the server is too busy: 4 commands already wait for shards that other commands hold (max-waiting-commands); refused instead of queued, try again shortly", error);
+        Assert.Equal("latency", finding.Area);
+        Assert.Equal(MetricNames.TooBusyRefusalsPerSecond, finding.Chart);
+        Assert.Equal("4", finding.Evidence["limit"]);
+        Assert.InRange(int.Parse(finding.Evidence["max_waiting"]), 1, 4);
+        Assert.InRange(long.Parse(finding.Evidence["refused_last_5_min"]), 1, refused);
+        Assert.Contains("commands were refused with TOOBUSY in the last 5 minutes", finding.Seen);
+        // The refused clients are the MSET writers, named with their count.
+        Assert.True(System.Text.RegularExpressions.Regex.IsMatch(finding.Evidence["clients"], @"^client \d+ at 127\.0\.0\.1:\d+: [\d,]+ refused, last command mset"), finding.Evidence["clients"]);
+        Assert.Equal("4", offline.Evidence["limit"]);
+        Assert.StartsWith("client ", offline.Evidence["clients"]);
+        using var c = server.Connect();
+        Assert.Equal(refused, InfoFields.GetInt64(c, "stats", "toobusy_rejected_calls"));
+        Assert.Equal($"count={refused}", InfoFields.Get(c, "errorstats", "errorstat_TOOBUSY")); // MSETs only: no EXEC here
+        Assert.Equal(0, InfoFields.GetInt64(c, "stats", "waiting_commands"));
     }
 
     [Fact]

@@ -412,4 +412,31 @@ public sealed class ClientControlTests
         Assert.Contains("get: $1", transcript);
         Assert.Contains("expired push: >[$invalidate, *[$short]]", transcript);
     }
+
+    [Fact]
+    public void ARefusedCommandIsTheLastCommandClientListShows()
+    {
+        // Redis's processCommand sets lastcmd before its checks: wrong arity, NOAUTH, a refused EXEC.
+        var transcript = SideBySide((connect, t) =>
+        {
+            using var admin = Named(connect, "admin");
+            using var client = Named(connect, "refused");
+            t.Add(Show(client.Call("SET", "k")));
+            t.Add(ListFields(admin, "refused"));
+            t.Add(Show(client.Call("GET", "a", "b")));
+            t.Add(ListFields(admin, "refused"));
+            t.Add(Show(client.Call("NOTACOMMAND")));
+            t.Add(ListFields(admin, "refused"));
+            t.Add(Show(client.Call("CONFIG")));
+            t.Add(ListFields(admin, "refused"));
+            t.Add(Show(client.Call("CONFIG", "NOPE")));
+            t.Add(ListFields(admin, "refused"));
+            RespAssert.Ok(client.Call("MULTI"));
+            t.Add(Show(client.Call("SET", "k")));
+            t.Add(Show(client.Call("EXEC")));
+            t.Add(ListFields(admin, "refused"));
+        });
+        Assert.Contains("refused: flags=N cmd=set redir=-1", transcript);
+        Assert.Contains("refused: flags=N cmd=get redir=-1", transcript);
+    }
 }

@@ -102,12 +102,13 @@ public sealed class PackageBrowserTests
             d.FindElement(By.CssSelector(Row + " button")).Click();
             return true;
         }, "a click on Open");
-        var banner = browser.WaitFor(d => d.FindElement(By.CssSelector(".source.offline")), "the offline banner");
-        Assert.Contains($"pid {server.Pid}", banner.Text);
+        // Texts are read inside the waits: the prerendered page is redrawn once its circuit starts.
+        string banner = browser.WaitFor(d => d.FindElement(By.CssSelector(".source.offline")).Text, "the offline banner");
+        Assert.Contains($"pid {server.Pid}", banner);
         Assert.Matches("/package/[0-9a-f]{24}$", browser.Driver.Url);
         browser.GoTo(browser.Driver.Url + "/package");
-        var contents = browser.WaitFor(d => d.FindElement(By.CssSelector("section[aria-labelledby=contents-title]")), "the opened package's contents");
-        Assert.Contains("Taken automatically by the server: " + package.Reason, contents.Text);
+        string contents = browser.WaitFor(d => d.FindElement(By.CssSelector("section[aria-labelledby=contents-title]")).Text, "the opened package's contents");
+        Assert.Contains("Taken automatically by the server: " + package.Reason, contents);
     }
 
     [Fact]

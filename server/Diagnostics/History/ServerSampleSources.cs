@@ -37,6 +37,8 @@ public static class ServerSampleSources
             writer.Rate(MetricNames.ExpiredKeysPerSecond, server.Keyspace.ExpiredKeys);
             writer.Rate(MetricNames.EvictedKeysPerSecond, server.Keyspace.Eviction.EvictedKeys);
             writer.Rate(MetricNames.OomRejectionsPerSecond, ThreadCounters.ErrorTotals().GetValueOrDefault("OOM"));
+            writer.Rate(MetricNames.TooBusyRefusalsPerSecond, server.Keyspace.Waits.Refused);
+            writer.Gauge(MetricNames.ShardWaitersPeak, server.Keyspace.Waits.TakePeak());
             writer.Rate(MetricNames.SlowCommandsPerSecond, server.SlowLog.TotalLogged);
         });
         sampler.AddSource(LatencySource());

@@ -301,6 +301,9 @@ public static class InfoBuilder
         // Not Redis's: the HTTP listener's failed authentications, and requests refused for too many of them.
         Field(text, "http_auth_failures", stats.HttpAuthFailures);
         Field(text, "http_auth_rate_limited", stats.HttpAuthRateLimited);
+        // Not Redis's: commands waiting on threads for shards now, and those refused for too many (max-waiting-commands).
+        Field(text, "waiting_commands", server.Keyspace.Waits.Waiting);
+        Field(text, "toobusy_rejected_calls", server.Keyspace.Waits.Refused);
     }
 
     private static void WriteReplication(StringBuilder text, DataServer server)

@@ -42,6 +42,7 @@ public static class ClientView
                 TotalMemoryBytes = client.ArenaCapacity + client.QueryBufferBytes + omem,
                 PendingPushBytes = client.PendingPushBytes,
                 OutputStalledSeconds = client.OutputStalledSeconds,
+                TooBusyRefusals = client.TooBusyRefusals,
                 Class = client.Class.ToString().ToLowerInvariant(),
                 Events = omem > 0 ? "rw" : "r",
                 LastCommand = client.LastCommand?.FullName ?? "NULL",

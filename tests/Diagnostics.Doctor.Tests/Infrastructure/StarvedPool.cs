@@ -7,18 +7,29 @@ namespace Diagnostics.Server.Tests.Infrastructure;
 /// (it holds every shard, as in Redis) while 32 clients' MSETs over several shards wait behind it,
 /// each on a pool thread, and the runtime adds threads slower than work arrives. Runs until
 /// disposed (at most <see cref="MaxSleeps"/> sleeps); disposing waits for every client to finish
-/// and fails if any got an error.
+/// and fails if any got an error. The pool starves only on a server started with
+/// max-waiting-commands 0 (<see cref="NoWaitLimit"/>); under the default limit the MSETs past it
+/// are refused with TOOBUSY, which <paramref name="tooBusyExpected"/> accepts (and counts).
 /// </summary>
 public sealed class StarvedPool : IDisposable
 {
     public const int MaxSleeps = 60;
+    /// <summary>The server arguments that let waits for shards pile up on the pool unbounded.</summary>
+    public static readonly string[] NoWaitLimit = ["--max-waiting-commands", "0"];
+    private long _tooBusy;
     private readonly ConcurrentQueue<string> _failures = new();
     private readonly CancellationTokenSource _done = new();
     private readonly CancellationTokenSource _stop = new();
     private readonly Thread _sleeper;
     private readonly Thread[] _writers = new Thread[32];
 
-    public StarvedPool(ServerProcess server, string sleeperName = "doctor-sleeper")
+    /// <summary>MSETs refused with TOOBUSY so far.</summary>
+    public long TooBusyRefusals => Interlocked.Read(ref _tooBusy);
+
+    /// <summary>The first TOOBUSY refusal's text, or null.</summary>
+    public string? TooBusyError { get; private set; }
+
+    public StarvedPool(ServerProcess server, string sleeperName = "doctor-sleeper", bool tooBusyExpected = false)
     {
         _sleeper = new Thread(() =>
         {
@@ -41,8 +52,16 @@ public sealed class StarvedPool : IDisposable
                 while (!_done.IsCancellationRequested)
                 {
                     var reply = c.Call("MSET", prefix + "a", "1", prefix + "b", "2", prefix + "c", "3", prefix + "d", "4");
-                    if (reply.Text != "OK")
+                    if (tooBusyExpected && reply.IsError && reply.Text!.StartsWith("TOOBUSY ", StringComparison.Ordinal))
+                    {
+                        TooBusyError ??= reply.Text;
+                        Interlocked.Increment(ref _tooBusy);
+                        Thread.Sleep(50); // a client told to try again shortly backs off a little
+                    }
+                    else if (reply.Text != "OK")
+                    {
                         _failures.Enqueue(reply.ToString());
+                    }
                 }
             }) { IsBackground = true };
         }
