@@ -134,6 +134,7 @@ WebApplication BuildHost()
     // the binaries); a published server has them in its wwwroot and no manifest, and this is a no-op.
     builder.WebHost.UseStaticWebAssets();
     builder.Services.AddRouting();
+    builder.Services.AddExpensiveEndpointLimit();
     builder.Services.AddSingleton(new DebugPackageBuilder(server, server.DebugPackage));
     builder.Services.AddPrometheusMetrics();
     builder.Services.AddStudio(server);
@@ -166,6 +167,8 @@ WebApplication BuildHost()
     app.UseRouting();
     app.UseAuthentication();
     app.UseMiddleware<ApiGate>(config);
+    // After the gate: a request without credentials is refused before it takes a place.
+    app.UseRateLimiter();
     app.MapServerApi(server);
     app.MapPrometheusScrape();
     app.RegisterDebugEndpoints(server.DebugPackage);

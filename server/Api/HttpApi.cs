@@ -66,7 +66,7 @@ public static class HttpApi
         api.MapGet("/memory", () => Json(MemoryView.Build(server), ContractsJson.Default.MemoryReport))
             .IncludeInDebugPackage("memory.json");
         api.MapGet("/keyspace", () => Json(KeyspaceView.Build(server), ContractsJson.Default.KeyspaceReport))
-            .IncludeInDebugPackage("keyspace.json");
+            .IncludeInDebugPackage("keyspace.json").LimitedAsExpensive();
         api.MapGet("/hotkeys", () => Json(HotKeysView.Build(server), ContractsJson.Default.HotKeysReport))
             .IncludeInDebugPackage("hotkeys.json");
         api.MapGet("/diskio", () => Json(DiskIoView.Build(), ContractsJson.Default.DiskIoFiguresArray))
@@ -80,12 +80,12 @@ public static class HttpApi
         api.MapGet("/log", () => Results.Text(string.Join('\n', server.Log.Lines()) + "\n", "text/plain; charset=utf-8"))
             .IncludeInDebugPackage("log.txt");
         api.MapGet("/doctor", () => Json(DoctorView.Examine(server), ContractsJson.Default.DoctorReport))
-            .IncludeInDebugPackage("doctor.json");
+            .IncludeInDebugPackage("doctor.json").LimitedAsExpensive();
         api.MapGet("/stacks", async (CancellationToken cancellationToken) => Results.Text(await ManagedStacks.CaptureAsync(cancellationToken), "text/plain; charset=utf-8"))
-            .IncludeInDebugPackage("stacks.txt");
+            .IncludeInDebugPackage("stacks.txt").LimitedAsExpensive();
         api.MapGet("/monitor", () => Json(server.Monitor.Report(), ContractsJson.Default.MonitorReport))
             .IncludeInDebugPackage("monitor.json");
-        api.MapGet("/debug/package", (DebugPackageBuilder builder, HttpContext context) => DebugPackage(builder, context));
+        api.MapGet("/debug/package", (DebugPackageBuilder builder, HttpContext context) => DebugPackage(builder, context)).LimitedAsExpensive();
         api.MapPost("/debug/package", (PackageLibrary packages, HttpContext context, string? name) => OpenPackage(packages, context, name ?? "package.zip"));
         // The packages the server took by itself (Diagnostics/Triggers): listed, downloaded, opened in the studio.
         api.MapGet("/debug/packages", () => server.Triggers is { } triggers ? Json(triggers.Report(), ContractsJson.Default.TriggerReport) : NoTriggers())

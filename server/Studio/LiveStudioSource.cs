@@ -35,6 +35,7 @@ public sealed class LiveStudioSource(DataServer server, LiveHistoryFeed feed, IL
     public IReadOnlyList<ClosedClient> ClosedClients() => server.Clients.Closed.Recent();
     public HotKeysReport? HotKeys() => server.HotKeys.Period == 0 ? null : HotKeysView.Build(server);
     public TriggerReport? Triggers() => server.Triggers?.Report();
+    public SlowLogSummary? SlowSummary() => SlowLogView.Summary(server);
 
     public Stream? OpenTriggeredPackage(string name)
         => server.Triggers?.Folder.Find(name) is { } file ? new FileStream(file.FullName, FileMode.Open, FileAccess.Read, FileShare.Read, bufferSize: 0) : null;

@@ -35,6 +35,8 @@ public interface IStudioSource
     ScriptReport? Scripts();
     LatencyReport? Latency();
     IReadOnlyList<SlowLogRecord> SlowLog();
+    /// <summary>Every slow call by command and by client since start or SLOWLOG RESET; null when a package predates it.</summary>
+    SlowLogSummary? SlowSummary();
     MemoryReport? Memory();
     IReadOnlyList<DiskIoFigures> DiskIo();
     RuntimeReport? Runtime();

@@ -57,6 +57,7 @@ public sealed class PackageSource : IStudioSource
     public IReadOnlyList<ClosedClient> ClosedClients() => _input.ClosedClients;
     public HotKeysReport? HotKeys() => _input.HotKeys;
     public TriggerReport? Triggers() => _input.Triggers;
+    public SlowLogSummary? SlowSummary() => _input.SlowSummary;
     public Stream? OpenTriggeredPackage(string name) => null;
     public IReadOnlyList<InFlightWork> InFlight() => _inFlight;
     public IReadOnlyList<CommandStatistics> Commands() => _input.Commands;

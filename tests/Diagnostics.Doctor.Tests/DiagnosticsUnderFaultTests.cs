@@ -72,13 +72,36 @@ public sealed class DiagnosticsUnderFaultTests
         }
     }
 
-    private static Dictionary<string, TimeSpan> CallEveryPath(ApiClient api, TimeSpan during)
+    [Fact]
+    public async Task AFloodOfPackageRequestsCannotTakeTheApi()
+    {
+        using var server = ServerProcess.Start();
+        using var api = new ApiClient(server.HttpPort);
+        api.GetText("/api/info");
+        // Eight at once: one is built, four wait their turn, the rest are refused with why.
+        var flood = Enumerable.Range(0, 8).Select(_ => api.Http.GetAsync("/api/debug/package")).ToArray();
+        // The cheap views answer meanwhile (the expensive ones wait their turn, or are refused too).
+        var slowest = CallEveryPath(api, TimeSpan.FromSeconds(2), Paths.Where(p => p is not ("/api/doctor" or "/api/keyspace")).ToArray());
+        AssertAllWithin(slowest, TimeSpan.FromSeconds(1));
+        var answers = await Task.WhenAll(flood);
+        int built = answers.Count(a => a.StatusCode == System.Net.HttpStatusCode.OK);
+        var refused = answers.Where(a => a.StatusCode == System.Net.HttpStatusCode.TooManyRequests).ToList();
+        Assert.Equal(8, built + refused.Count);
+        Assert.InRange(built, 1, 1 + 4);
+        Assert.NotEmpty(refused);
+        Assert.StartsWith("too many expensive diagnostics requests at once (1 running, 4 waiting): /api/debug/package was refused",
+            await refused[0].Content.ReadAsStringAsync());
+        foreach (var answer in answers)
+            answer.Dispose();
+    }
+
+    private static Dictionary<string, TimeSpan> CallEveryPath(ApiClient api, TimeSpan during, string[]? paths = null)
     {
         var slowest = new Dictionary<string, TimeSpan>();
         var clock = Stopwatch.StartNew();
         while (clock.Elapsed < during)
         {
-            foreach (string path in Paths)
+            foreach (string path in paths ?? Paths)
             {
                 var call = Stopwatch.StartNew();
                 api.GetText(path);

@@ -133,4 +133,35 @@ public sealed class CommandsComponentTests
         Assert.Empty(page.FindAll("table.hotkeys"));
         Assert.Contains("Hot-key sampling is off", page.Markup);
     }
+
+    [Fact]
+    public void SlowCallsAreCountedByCommandAndByClientPastTheLogsCap()
+    {
+        var source = new FixedStudioSource
+        {
+            SlowSummaryData = new SlowLogSummary(1795680000, 193,
+                [new SlowCommandTotal("debug", 190, 114_000_000, 610_000), new SlowCommandTotal("keys", 3, 90_000, 31_000)],
+                [new SlowClientTotal(7, "127.0.0.1:50100", "sleeper", 190, 610_000, "debug", 1795680300), new SlowClientTotal(9, "127.0.0.1:50102", "", 3, 31_000, "keys", 1795680200)]),
+        };
+        using var context = StudioRendering.Context(source);
+        var page = context.Render<CommandsPage>(source);
+        Assert.Contains("193 slow calls since 2026-11-26 08:00:00 UTC (start or SLOWLOG RESET); the log below keeps the newest only.", page.Markup);
+        var commands = page.FindAll("table.slow-commands tbody tr");
+        Assert.Equal(["debug", "keys"], commands.Select(r => r.GetAttribute("data-command")));
+        Assert.Contains("190", commands[0].TextContent);
+        var clients = page.FindAll("table.slow-clients tbody tr");
+        Assert.Equal(["7", "9"], clients.Select(r => r.GetAttribute("data-client-id")));
+        Assert.Contains("127.0.0.1:50100 sleeper", clients[0].TextContent);
+        Assert.Contains("debug, 2026-11-26 08:05:00 UTC", clients[0].TextContent);
+    }
+
+    [Fact]
+    public void NoSlowCallsShowNoTotals()
+    {
+        var source = new FixedStudioSource { SlowSummaryData = new SlowLogSummary(1795680000, 0, [], []) };
+        using var context = StudioRendering.Context(source);
+        var page = context.Render<CommandsPage>(source);
+        Assert.Empty(page.FindAll("table.slow-commands"));
+        Assert.Contains("The slow log is empty.", page.Markup);
+    }
 }

@@ -50,6 +50,8 @@ public sealed class FixedStudioSource : IStudioSource, IHistoryFeed
     public IReadOnlyList<SlowLogRecord> SlowLog() => SlowLogList;
     public IReadOnlyList<ClosedClient> ClosedClients() => ClosedClientList;
     public HotKeysReport? HotKeys() => HotKeysData;
+    public SlowLogSummary? SlowSummaryData { get; init; }
+    public SlowLogSummary? SlowSummary() => SlowSummaryData;
     public TriggerReport? TriggersReport { get; init; }
     public TriggerReport? Triggers() => TriggersReport;
     public Stream? OpenTriggeredPackage(string name) => null;
