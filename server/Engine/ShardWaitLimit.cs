@@ -11,13 +11,29 @@ namespace Diagnostics.Server.Engine;
 /// here (INFO toobusy_rejected_calls), by client, and in the history; the doctor names the holder
 /// and the refused clients.
 /// </summary>
+/// <remarks>
+/// Under a limit, each waiting command also raises the pool's minimum thread count by one while it
+/// waits, as the runtime does for a Task.Wait on a pool thread: the pool then adds a thread at once
+/// instead of one or two a second, so the waits never starve the work queued behind them (the
+/// studio's feed, hand-offs, timers). Bounded by the limit; with no limit there is no bound, so
+/// the waits take the pool's own threads.
+/// </remarks>
 public sealed class ShardWaitLimit
 {
     public const string ErrorCode = "TOOBUSY";
     public const int DefaultLimit = 16;
+    private readonly Lock _compensation = new();
+    private readonly int _baseMinWorkers;
     private int _waiting;
     private int _peak;
     private long _refused;
+    // Threads added to the pool's minimum now (under _compensation).
+    private int _compensated;
+
+    public ShardWaitLimit()
+    {
+        ThreadPool.GetMinThreads(out _baseMinWorkers, out _);
+    }
 
     /// <summary>The most commands that may wait on threads at once; 0: no limit.</summary>
     public int Limit { get; set; }
@@ -42,6 +58,8 @@ public sealed class ShardWaitLimit
             Interlocked.Increment(ref _refused);
             return false;
         }
+        if (limit != 0)
+            Compensate();
         int peak = Volatile.Read(ref _peak);
         while (now > peak)
         {
@@ -53,7 +71,26 @@ public sealed class ShardWaitLimit
         return true;
     }
 
-    public void EndWait() => Interlocked.Decrement(ref _waiting);
+    public void EndWait()
+    {
+        Interlocked.Decrement(ref _waiting);
+        if (Limit != 0 || _compensated != 0)
+            Compensate();
+    }
+
+    /// <summary>The pool's minimum: its own, plus one thread for each command waiting now.</summary>
+    private void Compensate()
+    {
+        lock (_compensation)
+        {
+            int extra = Limit == 0 ? 0 : Math.Min(Volatile.Read(ref _waiting), Limit);
+            if (extra == _compensated)
+                return;
+            ThreadPool.GetMinThreads(out _, out int io);
+            ThreadPool.SetMinThreads(_baseMinWorkers + extra, io);
+            _compensated = extra;
+        }
+    }
 
     /// <summary>True when one more wait would be refused.</summary>
     public bool AtLimit

@@ -24,6 +24,9 @@ public sealed class TooBusyTests
         long refusedId = refused.Call("CLIENT", "ID").Integer;
         long transactionId = transaction.Call("CLIENT", "ID").Integer;
 
+        using var api = new ApiClient(server.HttpPort);
+        int minWorkers = api.Get("/api/runtime", ContractsJson.Default.RuntimeReport).ThreadPoolMinWorkers;
+
         // DEBUG SLEEP holds every shard; one MSET waits for them on a thread.
         sleeper.Send("DEBUG", "SLEEP", "3");
         Poll.Until(() => observer.Call("CLIENT", "LIST").Text!.Contains("cmd=debug"), "DEBUG SLEEP running");
@@ -31,6 +34,8 @@ public sealed class TooBusyTests
         // as good as impossible.
         waiter.Send("MSET", "a", "1", "b", "2", "c", "3", "d", "4", "e", "5", "f", "6");
         Poll.Until(() => InfoFields.GetInt64(observer, "stats", "waiting_commands") == 1, "the MSET waiting");
+        // The pool is given a thread for the one it waits on.
+        Assert.Equal(minWorkers + 1, api.Get("/api/runtime", ContractsJson.Default.RuntimeReport).ThreadPoolMinWorkers);
 
         // The next is refused, without waiting for the sleep.
         var clock = System.Diagnostics.Stopwatch.StartNew();
@@ -52,13 +57,13 @@ public sealed class TooBusyTests
         Assert.Equal("1", waiter.Call("GET", "a").Text);
         Assert.True(refused.Call("EXISTS", "g", "h", "i", "j", "k", "l").Integer == 0, "nothing refused was written");
         Assert.Equal(0, InfoFields.GetInt64(observer, "stats", "waiting_commands"));
+        Assert.Equal(minWorkers, api.Get("/api/runtime", ContractsJson.Default.RuntimeReport).ThreadPoolMinWorkers);
         Assert.Equal(2, InfoFields.GetInt64(observer, "stats", "toobusy_rejected_calls"));
         // The error stats count replies by their code, as Redis's: the EXEC's is EXECABORT.
         Assert.Equal("count=1", InfoFields.Get(observer, "errorstats", "errorstat_TOOBUSY"));
         Assert.Equal("count=1", InfoFields.Get(observer, "errorstats", "errorstat_EXECABORT"));
         Assert.Contains("rejected_calls=1", InfoFields.Get(observer, "commandstats", "cmdstat_mset"));
         Assert.Contains("rejected_calls=1", InfoFields.Get(observer, "commandstats", "cmdstat_exec"));
-        using var api = new ApiClient(server.HttpPort);
         var clients = api.Get("/api/clients", ContractsJson.Default.ClientSnapshotArray);
         Assert.Equal(1, clients.Single(x => x.Id == refusedId).TooBusyRefusals);
         Assert.Equal(1, clients.Single(x => x.Id == transactionId).TooBusyRefusals);
