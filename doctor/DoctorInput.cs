@@ -93,4 +93,25 @@ public sealed record DoctorInput
         int count = Math.Min(samples, values.Length);
         return values.AsSpan(values.Length - count);
     }
+
+    /// <summary>
+    /// Up to <paramref name="count"/> client commands running now, longest first (the in-flight
+    /// view's order), leaving out threads that only wait for shards: what holds the shards.
+    /// </summary>
+    public List<InFlightWork> LongestRunning(int count)
+    {
+        var running = new List<InFlightWork>(count);
+        foreach (var work in InFlight)
+        {
+            if (running.Count == count)
+                break;
+            if (work.Activity != InFlightWork.WaitingForShards && work.ClientId != 0)
+                running.Add(work);
+        }
+        return running;
+    }
+
+    /// <summary>"debug for client 7 (db 0) on thread pool worker (4121), running 412 ms".</summary>
+    public static string Describe(InFlightWork work)
+        => $"{work.Activity} for client {work.ClientId} (db {work.Database}) on thread {work.ThreadName} ({work.OsThreadId}), running {Human.Micros(work.ElapsedMicros)}";
 }

@@ -44,29 +44,21 @@ public sealed class ThreadPoolStarvationRule : IDoctorRule
 
         int waiting = 0;
         var waitingClients = new List<long>();
-        var holders = new List<InFlightWork>();
         foreach (var work in input.InFlight)
         {
-            if (work.Activity == InFlightWork.WaitingForShards)
-            {
-                waiting++;
-                if (work.ClientId != 0 && waitingClients.Count < 8)
-                    waitingClients.Add(work.ClientId);
-            }
-            else if (work.ClientId != 0 && holders.Count < HoldersShown)
-            {
-                holders.Add(work); // the view lists the longest-running first
-            }
+            if (work.Activity != InFlightWork.WaitingForShards)
+                continue;
+            waiting++;
+            if (work.ClientId != 0 && waitingClients.Count < 8)
+                waitingClients.Add(work.ClientId);
         }
+        var holders = input.LongestRunning(HoldersShown);
         evidence["threads_waiting_for_shards"] = waiting.ToString(CultureInfo.InvariantCulture);
         if (waiting > 0)
             seen.Add($"{waiting} threads are blocked waiting for shards" + (waitingClients.Count > 0 ? $" (for clients {string.Join(", ", waitingClients)})." : "."));
         if (holders.Count > 0)
         {
-            var parts = new List<string>();
-            foreach (var work in holders)
-                parts.Add($"{work.Activity} for client {work.ClientId} (db {work.Database}) on thread {work.ThreadName} ({work.OsThreadId}), running {Human.Micros(work.ElapsedMicros)}");
-            string running = string.Join("; ", parts);
+            string running = string.Join("; ", holders.Select(DoctorInput.Describe));
             seen.Add($"Longest-running commands now: {running}.");
             evidence["longest_running"] = running;
         }

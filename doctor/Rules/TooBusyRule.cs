@@ -56,18 +56,10 @@ public sealed class TooBusyRule : IDoctorRule
             evidence["clients"] = clients;
         }
 
-        var holders = new List<string>();
-        foreach (var work in input.InFlight)
-        {
-            if (work.Activity == InFlightWork.WaitingForShards || work.ClientId == 0)
-                continue;
-            holders.Add($"{work.Activity} for client {work.ClientId} (db {work.Database}), running {Human.Micros(work.ElapsedMicros)}");
-            if (holders.Count == HoldersShown)
-                break;
-        }
+        var holders = input.LongestRunning(HoldersShown);
         if (holders.Count > 0)
         {
-            string running = string.Join("; ", holders);
+            string running = string.Join("; ", holders.Select(DoctorInput.Describe));
             seen.Add($"Longest-running commands now: {running}.");
             evidence["longest_running"] = running;
         }

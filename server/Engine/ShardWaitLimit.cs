@@ -102,8 +102,21 @@ public sealed class ShardWaitLimit
         }
     }
 
-    /// <summary>The refusal, saying what is full and which setting bounds it.</summary>
+    /// <summary>The refusal, saying what is full and which setting bounds it (made once per limit: refusals come in floods).</summary>
     public string Error()
-        => string.Create(CultureInfo.InvariantCulture,
-            $"{ErrorCode} the server is too busy: {Limit} commands already wait for shards that other commands hold (max-waiting-commands); refused instead of queued, try again shortly");
+    {
+        int limit = Limit;
+        var made = Volatile.Read(ref _error);
+        if (made is null || made.Limit != limit)
+        {
+            made = new ErrorText(limit, string.Create(CultureInfo.InvariantCulture,
+                $"{ErrorCode} the server is too busy: {limit} commands already wait for shards that other commands hold (max-waiting-commands); refused instead of queued, try again shortly"));
+            Volatile.Write(ref _error, made);
+        }
+        return made.Text;
+    }
+
+    private ErrorText? _error;
+
+    private sealed record ErrorText(int Limit, string Text);
 }

@@ -473,8 +473,11 @@ public sealed partial class ClientConnection : ClientSession
         }
     }
 
-    /// <summary>Runs command <paramref name="index"/> of the current batch on the calling thread, which holds the shards it needs.</summary>
-    /// <summary>Runs command <paramref name="index"/> of the batch; <paramref name="refusal"/>: the router refuses it with this error (see CommandExecutor.Execute).</summary>
+    /// <summary>
+    /// Runs command <paramref name="index"/> of the current batch on the calling thread, which holds
+    /// the shards it needs; <paramref name="refusal"/>: the router refuses it with this error instead
+    /// (see CommandExecutor.Execute).
+    /// </summary>
     internal void ExecuteCommand(int index, string? refusal = null)
     {
         CurrentCommandIndex = index;

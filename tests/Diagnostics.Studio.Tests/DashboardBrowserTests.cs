@@ -54,9 +54,9 @@ public sealed class DashboardBrowserTests
     [Fact]
     public void TheLiveFeedKeepsDrawingUnderTheStarvationFault()
     {
-        // The fault that starves the pool without max-waiting-commands (7 updates in 10 s, gaps of
+        // The fault that starves the pool without max-waiting-commands (6-8 updates in 10 s, gaps of
         // 2.4 s, measured); under the shipped limit the waits are bounded and each is given a pool
-        // thread, so the feed's pool work never queues behind them.
+        // thread, so the feed's pool work does not queue behind them.
         using var server = ServerProcess.Start();
         using var browser = new Browser();
         browser.GoTo($"http://127.0.0.1:{server.HttpPort}/");
@@ -82,8 +82,10 @@ public sealed class DashboardBrowserTests
                 }
                 Thread.Sleep(50);
             }
-            Assert.True(updates >= 7, $"{updates} updates in 10 s under starvation, longest gap {longestGap.TotalMilliseconds:N0} ms");
-            Assert.True(longestGap < TimeSpan.FromSeconds(2), $"the feed stopped for {longestGap.TotalMilliseconds:N0} ms under starvation ({updates} updates in 10 s)");
+            // A point a second, one late tick on a loaded machine allowed for.
+            Assert.True(updates >= 8, $"{updates} updates in 10 s under the fault, longest gap {longestGap.TotalMilliseconds:N0} ms");
+            // And the pool was never starved for it (the rule fires on 5 s of queued work in a row).
+            DoctorProbe.AssertAbsent(server, "threadpool-starvation");
         }
     }
 }

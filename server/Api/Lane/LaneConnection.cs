@@ -69,13 +69,7 @@ internal sealed class LaneConnection : ConnectionContext,
     {
         _abortReason ??= abortReason;
         // Ends both pumps: the receive fails, the send pump's pending read returns cancelled.
-        try
-        {
-            _socket.Shutdown(SocketShutdown.Both);
-        }
-        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
-        {
-        }
+        ShutDownSocket();
         _output.Reader.CancelPendingRead();
     }
 
@@ -107,13 +101,9 @@ internal sealed class LaneConnection : ConnectionContext,
                     break;
             }
         }
-        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
-        {
-            error = _abortReason ?? (Exception)new ConnectionResetException(ex.Message, ex);
-        }
         catch (Exception ex)
         {
-            error = ex;
+            error = Failure(ex);
         }
         finally
         {
@@ -142,25 +132,31 @@ internal sealed class LaneConnection : ConnectionContext,
                     break;
             }
         }
-        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
-        {
-            error = _abortReason ?? (Exception)new ConnectionResetException(ex.Message, ex);
-        }
         catch (Exception ex)
         {
-            error = ex;
+            error = Failure(ex);
         }
         finally
         {
             await reader.CompleteAsync(error).ConfigureAwait(false);
-            try
-            {
-                // The response is all sent: tell the peer, which ends its side and so our receive.
-                _socket.Shutdown(SocketShutdown.Both);
-            }
-            catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
-            {
-            }
+            // The response is all sent: tell the peer, which ends its side and so our receive.
+            ShutDownSocket();
+        }
+    }
+
+    /// <summary>A socket failure as the application sees it: the abort's reason, or a reset.</summary>
+    private Exception Failure(Exception ex)
+        => ex is SocketException or ObjectDisposedException ? _abortReason ?? (Exception)new ConnectionResetException(ex.Message, ex) : ex;
+
+    private void ShutDownSocket()
+    {
+        try
+        {
+            _socket.Shutdown(SocketShutdown.Both);
+        }
+        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
+        {
+            // Already closed by the peer or by an abort: nothing left to end.
         }
     }
 
