@@ -176,6 +176,8 @@ public static class HttpApi
         }
     }
 
+    private const string NoSuchPackage = "no triggered package by that name is kept (GET /api/debug/packages lists them)";
+
     private static IResult NoTriggers() => Results.NotFound("package triggers are not running in this process");
 
     /// <summary>A kept triggered package by the name the list gives (never a path): 404 for any other name.</summary>
@@ -183,8 +185,10 @@ public static class HttpApi
     {
         if (server.Triggers?.Folder.Find(name) is not { } file)
         {
+            // The name is not echoed: a reply never reflects what a link put in the path.
             context.Response.StatusCode = StatusCodes.Status404NotFound;
-            await context.Response.WriteAsync($"no triggered package named '{name}' (GET /api/debug/packages lists them)");
+            context.Response.ContentType = "text/plain; charset=utf-8";
+            await context.Response.WriteAsync(NoSuchPackage);
             return;
         }
         await SendZip(context, file.FullName, file.Name);
@@ -194,7 +198,7 @@ public static class HttpApi
     private static async Task<IResult> OpenTriggeredPackage(DataServer server, PackageLibrary packages, string name, HttpContext context)
     {
         if (server.Triggers?.Folder.Find(name) is not { } file)
-            return Results.NotFound($"no triggered package named '{name}' (GET /api/debug/packages lists them)");
+            return Results.Text(NoSuchPackage, "text/plain; charset=utf-8", statusCode: StatusCodes.Status404NotFound);
         using var stream = new FileStream(file.FullName, FileMode.Open, FileAccess.Read, FileShare.Read, bufferSize: 0);
         return await Open(packages, stream, file.Name, stream.Length, context.RequestAborted);
     }

@@ -83,6 +83,13 @@ public sealed class DoctorTriggerTests
         // Only names the list gives reach a file.
         foreach (string name in (string[])["..%2F..%2Fetc%2Fpasswd", "package-20260101-000000-x.zip", "manifest.json"])
             Assert.Equal(HttpStatusCode.NotFound, api.StatusOf(HttpMethod.Get, "/api/debug/packages/" + name));
+        // And the reply never reflects the name a link put in the path.
+        using (var notFound = api.Send(HttpMethod.Get, "/api/debug/packages/%3Cscript%3Ealert(1)%3C%2Fscript%3E.zip", null))
+        {
+            Assert.Equal(HttpStatusCode.NotFound, notFound.StatusCode);
+            Assert.Equal("text/plain", notFound.Content.Headers.ContentType!.MediaType);
+            Assert.DoesNotContain("script", await notFound.Content.ReadAsStringAsync());
+        }
     }
 
     [Fact]

@@ -150,16 +150,24 @@ public sealed class PackageTriggers : IDisposable
         }
         _lastPackageMs = nowMs;
         var at = DateTimeOffset.FromUnixTimeMilliseconds(nowMs);
-        string path;
+        TriggeredPackage package;
         long started = Stopwatch.GetTimestamp();
         try
         {
-            path = Folder.NewPackagePath(at, slug);
+            string path = Folder.NewPackagePath(at, slug);
             // Built under a name the folder does not list, then renamed: a half-written package is
             // never listed, served or pruned. This thread has no synchronization context: waiting
             // here is safe, and keeps the build on it rather than on the pool.
             string partial = path + ".partial";
             _builder.BuildAsync(partial, reason, CancellationToken.None).GetAwaiter().GetResult();
+            double milliseconds = Stopwatch.GetElapsedTime(started).TotalMilliseconds;
+            package = new TriggeredPackage(Path.GetFileName(path), nowMs, reason, new FileInfo(partial).Length, milliseconds, SlowestEntry(partial));
+            // Known before it is listed: a list made in between shows it with its cost.
+            lock (_stateLock)
+            {
+                _takenCount++;
+                _taken[package.Name] = package;
+            }
             File.Move(partial, path);
         }
         catch (Exception e)
@@ -172,17 +180,9 @@ public sealed class PackageTriggers : IDisposable
             _log.LogWarning("A trigger fired ({Reason}) but the debug package failed: {Error}", reason, e.Message);
             return;
         }
-        double milliseconds = Stopwatch.GetElapsedTime(started).TotalMilliseconds;
-        var file = new FileInfo(path);
-        var package = new TriggeredPackage(file.Name, nowMs, reason, file.Length, milliseconds, SlowestEntry(path));
-        lock (_stateLock)
-        {
-            _takenCount++;
-            _taken[file.Name] = package;
-        }
         Folder.Prune(_server.Config.PackageTriggerKeep);
         _log.LogWarning("Took debug package {Name} because {Reason} ({Milliseconds} ms, {Bytes} bytes)",
-            file.Name, reason, Math.Round(milliseconds), file.Length);
+            package.Name, reason, Math.Round(package.BuildMilliseconds), package.Bytes);
     }
 
     /// <summary>The entry that took longest to write, as "stacks.txt 412 ms".</summary>
