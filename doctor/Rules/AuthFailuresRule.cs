@@ -18,9 +18,10 @@ public sealed class AuthFailuresRule : IDoctorRule
 
     public IEnumerable<Finding> Examine(DoctorInput input)
     {
-        // Rates over samples a little more or less than a second apart: whole failures, rounded.
-        double http = Math.Round(Sum(input.Recent(MetricNames.HttpAuthFailuresPerSecond, WindowSeconds)));
-        double resp = Math.Round(Sum(input.Recent(MetricNames.AuthFailuresPerSecond, WindowSeconds)));
+        // Counted as each sample's rate times the time it covered: on a loaded machine samples come
+        // late, and a sum of rates then counted a fraction of the failures.
+        double http = input.RecentCount(MetricNames.HttpAuthFailuresPerSecond, WindowSeconds);
+        double resp = input.RecentCount(MetricNames.AuthFailuresPerSecond, WindowSeconds);
         if (http + resp < SpikeFailures)
             yield break;
         long rateLimited = input.InfoInt64("stats", "http_auth_rate_limited");
@@ -44,14 +45,5 @@ public sealed class AuthFailuresRule : IDoctorRule
             },
             Chart = http >= resp ? MetricNames.HttpAuthFailuresPerSecond : MetricNames.AuthFailuresPerSecond,
         };
-    }
-
-    /// <summary>Per-second rates over one-second samples: their sum is the count in the window.</summary>
-    private static double Sum(ReadOnlySpan<double> perSecond)
-    {
-        double sum = 0;
-        foreach (double value in perSecond)
-            sum += value;
-        return sum;
     }
 }
