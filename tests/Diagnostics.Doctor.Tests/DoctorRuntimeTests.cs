@@ -81,12 +81,18 @@ public sealed class DoctorRuntimeTests
         DoctorProbe.AssertAbsent(server, "too-busy");
         Finding finding, offline;
         var fault = new StarvedPool(server, tooBusyExpected: true);
+        Finding holding;
         using (fault)
         {
+            // Live, while a sleep runs: the holder is named. (A package taken a moment later may fall
+            // between two sleeps, so the offline check asks for the refusals and clients only.)
+            holding = DoctorProbe.Expect(server, "too-busy", 30_000,
+                f => f.Evidence.GetValueOrDefault("longest_running", "").StartsWith("debug for client "),
+                "TOOBUSY refusals while DEBUG SLEEP holds the shards");
             (finding, offline) = LiveAndOffline.Expect(server, "too-busy", timeoutMs: 30_000,
-                until: f => f.Evidence.GetValueOrDefault("longest_running", "").StartsWith("debug for client "),
-                what: "TOOBUSY refusals while DEBUG SLEEP holds the shards");
+                until: f => f.Evidence.ContainsKey("clients"), what: "TOOBUSY refusals and the clients refused");
         }
+        Assert.Contains("Longest-running commands now: debug for client ", holding.Seen);
         // Every client has finished: the counts are final.
         long refused = fault.TooBusyRefusals;
         string? error = fault.TooBusyError;
