@@ -1,5 +1,4 @@
 using System.IO.Compression;
-using System.Text.Json;
 using System.Text.RegularExpressions;
 using Diagnostics.Contracts;
 using Diagnostics.Server.Diagnostics.Monitor;
@@ -85,22 +84,20 @@ public sealed partial class PackageFolder(Func<string> directory)
             files[i].Delete();
     }
 
-    /// <summary>Why a package in the folder was taken, from its manifest (for packages of an earlier run).</summary>
-    public static string ReasonOf(FileInfo file)
+    /// <summary>
+    /// The manifest of a package in the folder, read held to the doctor's package limits
+    /// (<see cref="Doctor.PackageReader"/>); null when it cannot be read.
+    /// </summary>
+    public static PackageManifest? ManifestOf(string path)
     {
         try
         {
-            using var zip = ZipFile.OpenRead(file.FullName);
-            var entry = zip.GetEntry(PackageManifest.FileName);
-            // The folder is ours, but the manifest is still read bounded.
-            if (entry is null || entry.Length > 1024 * 1024)
-                return "";
-            using var stream = entry.Open();
-            return JsonSerializer.Deserialize(stream, ContractsJson.Default.PackageManifest)?.Trigger ?? "";
+            using var zip = ZipFile.OpenRead(path);
+            return Doctor.PackageReader.ReadManifest(zip);
         }
-        catch (Exception e) when (e is IOException or InvalidDataException or JsonException or UnauthorizedAccessException)
+        catch (Exception e) when (e is IOException or InvalidDataException or UnauthorizedAccessException or Doctor.InvalidPackageException)
         {
-            return "";
+            return null;
         }
     }
 }

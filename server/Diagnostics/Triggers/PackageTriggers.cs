@@ -181,26 +181,20 @@ public sealed class PackageTriggers : IDisposable
             return;
         }
         Folder.Prune(_server.Config.PackageTriggerKeep);
+        // Costs are kept only for packages still in the folder: a server up for months keeps a handful.
+        lock (_stateLock)
+            foreach (string name in _taken.Keys.ToList())
+                if (Folder.Find(name) is null)
+                    _taken.Remove(name);
         _log.LogWarning("Took debug package {Name} because {Reason} ({Milliseconds} ms, {Bytes} bytes)",
             package.Name, reason, Math.Round(package.BuildMilliseconds), package.Bytes);
     }
 
     /// <summary>The entry that took longest to write, as "stacks.txt 412 ms".</summary>
     private static string? SlowestEntry(string path)
-    {
-        try
-        {
-            using var zip = System.IO.Compression.ZipFile.OpenRead(path);
-            using var stream = zip.GetEntry(PackageManifest.FileName)!.Open();
-            var manifest = System.Text.Json.JsonSerializer.Deserialize(stream, ContractsJson.Default.PackageManifest);
-            var slowest = manifest?.Entries.MaxBy(e => e.Milliseconds);
-            return slowest is null ? null : $"{slowest.Name} {Figure(Math.Round(slowest.Milliseconds))} ms";
-        }
-        catch (Exception e) when (e is IOException or InvalidDataException or System.Text.Json.JsonException)
-        {
-            return null;
-        }
-    }
+        => PackageFolder.ManifestOf(path)?.Entries.MaxBy(e => e.Milliseconds) is { } slowest
+            ? $"{slowest.Name} {Figure(Math.Round(slowest.Milliseconds))} ms"
+            : null;
 
     /// <summary>The settings, what was taken and what was skipped, for the API, the studio and the package.</summary>
     public TriggerReport Report()
@@ -212,7 +206,7 @@ public sealed class PackageTriggers : IDisposable
             TriggeredPackage? known;
             lock (_stateLock)
                 _taken.TryGetValue(file.Name, out known);
-            packages.Add(known ?? new TriggeredPackage(file.Name, new DateTimeOffset(file.LastWriteTimeUtc).ToUnixTimeMilliseconds(), PackageFolder.ReasonOf(file), file.Length, 0, null));
+            packages.Add(known ?? new TriggeredPackage(file.Name, new DateTimeOffset(file.LastWriteTimeUtc).ToUnixTimeMilliseconds(), PackageFolder.ManifestOf(file.FullName)?.Trigger ?? "", file.Length, 0, null));
         }
         lock (_stateLock)
         {
