@@ -17,6 +17,7 @@ public sealed class CommandTable
         ConnectionCommands.Register(this);
         ClientCommands.Register(this);
         StringCommands.Register(this);
+        BitmapCommands.Register(this);
         HashCommands.Register(this);
         SetCommands.Register(this);
         ListCommands.Register(this);

@@ -510,7 +510,6 @@ public static unsafe class StringCommands
         c.Reply.Integer(e->ValueLength);
     }
 
-    /// <summary>Refuses results longer than proto-max-bulk-len, as Redis's checkStringLength.</summary>
     /// <summary>
     /// A string may grow to proto-max-bulk-len, and its entry (header, key and value in one block)
     /// must also fit the allocator's largest block; otherwise Redis's size error.
@@ -528,7 +527,7 @@ public static unsafe class StringCommands
     /// Lengthens a string value, keeping its bytes. When the block must move it is given room to
     /// spare (double, or +1MB past 1MB, like Redis's sds), so repeated APPENDs stay amortized O(1).
     /// </summary>
-    private static Entry* GrowString(Database db, Entry** slot, int length)
+    internal static Entry* GrowString(Database db, Entry** slot, int length)
     {
         Entry* e = *slot;
         if ((long)Entry.HeaderSize + e->KeyLength + length <= (long)TrackedAllocator.UsableSize((byte*)e))

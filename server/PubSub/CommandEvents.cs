@@ -16,6 +16,7 @@ public static class CommandEvents
         ("set", KeyspaceEventTypes.String, "set"), ("setnx", KeyspaceEventTypes.String, "set"), ("setex", KeyspaceEventTypes.String, "set"),
         ("psetex", KeyspaceEventTypes.String, "set"), ("getset", KeyspaceEventTypes.String, "set"), ("mset", KeyspaceEventTypes.String, "set"),
         ("msetnx", KeyspaceEventTypes.String, "set"), ("append", KeyspaceEventTypes.String, "append"), ("setrange", KeyspaceEventTypes.String, "setrange"),
+        ("setbit", KeyspaceEventTypes.String, "setbit"),
         ("incr", KeyspaceEventTypes.String, "incrby"), ("decr", KeyspaceEventTypes.String, "decrby"), ("incrby", KeyspaceEventTypes.String, "incrby"),
         ("decrby", KeyspaceEventTypes.String, "decrby"), ("incrbyfloat", KeyspaceEventTypes.String, "incrbyfloat"),
         ("getdel", KeyspaceEventTypes.Generic, "del"),

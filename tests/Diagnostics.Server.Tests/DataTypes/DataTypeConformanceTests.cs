@@ -24,7 +24,7 @@ public sealed class DataTypeConformanceTests
         SideBySideReplies.AssertSame(commands, c => RespAssert.Ok(c.Call("FLUSHALL")), (i, reply) => Render(reply, unordered[i]));
     }
 
-    private static string Render(RespValue reply, bool unordered)
+    internal static string Render(RespValue reply, bool unordered)
     {
         if (!unordered || reply.Items is null)
             return reply.ToString();
