@@ -45,6 +45,17 @@ public sealed class CommandSpec
     /// forms, COPY's target): WATCH is touched for it alone. 0: every key may change.
     /// </summary>
     public int WrittenKey { get; init; }
+    /// <summary>
+    /// For a command whose destination follows a keyword (SORT ... STORE dest, GEORADIUS ... STORE
+    /// dest): the argument index of that key in this call, 0 when it has none. The key is routed,
+    /// watched and tracked with the fixed ones, and is the only key such a call writes.
+    /// </summary>
+    public Func<Protocol.ArgList, int>? StoreKey { get; init; }
+    /// <summary>
+    /// For a command that may read keys named by patterns in its arguments (SORT BY/GET): true when
+    /// this call does. Such keys may live in any shard, so the call holds every shard.
+    /// </summary>
+    public Func<Protocol.ArgList, bool>? ReadsPatternKeys { get; init; }
     /// <summary>The keyspace notification a successful change by this command publishes for its keys; null when it has none or publishes its own.</summary>
     public byte[]? Event { get; internal set; }
     public Engine.KeyspaceEventTypes EventType { get; internal set; }
@@ -67,6 +78,13 @@ public sealed class CommandSpec
     private Dictionary<string, CommandSpec>.AlternateLookup<ReadOnlySpan<char>> _subLookup;
 
     public bool HasKeys => FirstKey > 0 || KeyCountIndex > 0;
+
+    /// <summary>The only key this call writes (<see cref="WrittenKey"/>, or its <see cref="StoreKey"/>); 0: every key may change.</summary>
+    public int WrittenKeyOf(Protocol.ArgList args) => StoreKey is { } store ? store(args) : WrittenKey;
+
+    /// <summary>True when this call holds every shard: the command always does, or its patterns name keys (SORT BY/GET).</summary>
+    public bool HoldsAllShards(Protocol.ArgList args)
+        => (Flags & CommandFlags.AllShards) != 0 || (ReadsPatternKeys is { } reads && reads(args));
     public bool IsWrite => (Flags & CommandFlags.Write) != 0;
 
     public CommandSpec WithSubcommands(params CommandSpec[] subcommands)

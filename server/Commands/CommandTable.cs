@@ -28,6 +28,7 @@ public sealed class CommandTable
         FunctionCommands.Register(this);
         PubSubCommands.Register(this);
         KeyCommands.Register(this);
+        SortCommands.Register(this);
         ExpireCommands.Register(this);
         ScanCommands.Register(this);
         DatabaseCommands.Register(this);

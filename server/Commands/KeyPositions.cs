@@ -15,10 +15,17 @@ public struct KeyPositions
     private readonly int _step;
     private readonly int _countedFirst;
     private readonly int _countedLast;
+    private readonly int _storeKey;
+    private bool _storeKeyPending;
+    private bool _finished;
     private int _current;
 
-    public KeyPositions(CommandSpec spec, int argCount, ReadOnlySpan<byte> numKeys)
+    /// <param name="storeKey">The index of a destination named by keyword in this call (<see cref="CommandSpec.StoreKey"/>), 0 for none.</param>
+    public KeyPositions(CommandSpec spec, int argCount, ReadOnlySpan<byte> numKeys, int storeKey = 0)
     {
+        _storeKey = storeKey;
+        _storeKeyPending = storeKey > 0;
+        _finished = false;
         Valid = true;
         _step = Math.Max(spec.KeyStep, 1);
         _current = spec.FirstKey > 0 ? spec.FirstKey - _step : -1;
@@ -40,7 +47,8 @@ public struct KeyPositions
     }
 
     public static KeyPositions Of(CommandSpec spec, ArgList args)
-        => new(spec, args.Count, spec.KeyCountIndex > 0 && spec.KeyCountIndex < args.Count ? args[spec.KeyCountIndex] : default);
+        => new(spec, args.Count, spec.KeyCountIndex > 0 && spec.KeyCountIndex < args.Count ? args[spec.KeyCountIndex] : default,
+            spec.StoreKey is { } store ? store(args) : 0);
 
     /// <summary>False when the numkeys argument is not usable.</summary>
     public readonly bool Valid { get; }
@@ -52,6 +60,8 @@ public struct KeyPositions
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool MoveNext()
     {
+        if (_finished)
+            return false;
         if (_current < _fixedLast)
         {
             _current += _step;
@@ -66,6 +76,14 @@ public struct KeyPositions
         if (_current < _countedLast)
         {
             _current++;
+            return true;
+        }
+        // Last, the destination a keyword named; the other ranges are done by then.
+        if (_storeKeyPending)
+        {
+            _storeKeyPending = false;
+            _finished = true;
+            _current = _storeKey;
             return true;
         }
         return false;

@@ -288,10 +288,11 @@ public sealed class CommandExecutor(DataServer server)
     private void TouchWatchedKeys(CommandSpec spec, ArgList args, int database)
     {
         var keyspace = server.Keyspace;
-        if (spec.WrittenKey > 0)
+        int written = spec.WrittenKeyOf(args);
+        if (written > 0)
         {
-            if (spec.WrittenKey < args.Count)
-                keyspace.ShardOf(Keyspace.Hash(args[spec.WrittenKey])).Databases[database].Watched?.Touch(args[spec.WrittenKey]);
+            if (written < args.Count)
+                keyspace.ShardOf(Keyspace.Hash(args[written])).Databases[database].Watched?.Touch(args[written]);
             return;
         }
         var keys = KeyPositions.Of(spec, args);
@@ -304,10 +305,11 @@ public sealed class CommandExecutor(DataServer server)
     /// <summary>Publishes the command's keyspace event for the keys it may have changed.</summary>
     private static void NotifyWrittenKeys(CommandEffects effects, CommandSpec spec, ArgList args, int database)
     {
-        if (spec.WrittenKey > 0)
+        int written = spec.WrittenKeyOf(args);
+        if (written > 0)
         {
-            if (spec.WrittenKey < args.Count)
-                effects.Notify(spec.EventType, spec.Event, args[spec.WrittenKey], database);
+            if (written < args.Count)
+                effects.Notify(spec.EventType, spec.Event, args[written], database);
             return;
         }
         var keys = KeyPositions.Of(spec, args);

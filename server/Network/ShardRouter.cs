@@ -265,7 +265,7 @@ internal sealed class ShardRouter
                 return atHead ? ClassifyExec(transaction, out shardIndex) : Route.Immediate;
         }
         var keyspace = _server.Keyspace;
-        if ((spec.Flags & CommandFlags.AllShards) != 0)
+        if (spec.HoldsAllShards(args))
         {
             // Inline, even with one shard: a script's run ends early when it gives itself back, which
             // only the keyspace's runs expect.
@@ -365,7 +365,7 @@ internal sealed class ShardRouter
         for (int i = 0; i < transaction.Specs.Count; i++)
         {
             var spec = transaction.Specs[i]!;
-            if ((spec.Flags & CommandFlags.AllShards) != 0)
+            if (spec.HoldsAllShards(transaction.Queue[i]))
             {
                 Array.Fill(_involvedShards, true);
                 break;

@@ -191,10 +191,11 @@ public sealed class KeyTracking
             Flushed();
             return;
         }
-        if (spec.WrittenKey > 0)
+        int written = spec.WrittenKeyOf(args);
+        if (written > 0)
         {
-            if (spec.WrittenKey < args.Count)
-                Invalidate(writer, args[spec.WrittenKey]);
+            if (written < args.Count)
+                Invalidate(writer, args[written]);
             return;
         }
         var keys = KeyPositions.Of(spec, args);
