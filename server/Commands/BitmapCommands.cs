@@ -82,12 +82,15 @@ public static unsafe class BitmapCommands
             c.Error(BitValueError);
             return;
         }
-        Entry* e = StringForBitWrite(ref c, offset, out _);
+        Entry* e = StringForBitWrite(ref c, offset, out bool grown);
         if (e == null)
             return;
         Span<byte> bytes = Entry.ValueOf(e);
         int old = Bitmap.GetBit(bytes, offset);
         Bitmap.SetBit(bytes, offset, (int)on);
+        // A bit set to what it was changes nothing: no event, nothing logged (as Redis 7.0.15).
+        if (!grown && old == on)
+            c.LogNothing();
         c.Reply.Integer(old);
     }
 

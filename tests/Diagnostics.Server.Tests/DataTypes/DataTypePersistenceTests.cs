@@ -30,6 +30,11 @@ public sealed class DataTypePersistenceTests
         ["ZINTERSTORE", "z:inter", "2", "z:a", "z:b", "AGGREGATE", "MAX"], ["ZDIFFSTORE", "z:diff", "2", "z:a", "z:b"],
         ["ZRANGESTORE", "z:range", "z:union", "0", "1"], ["ZMPOP", "1", "z:b", "MAX"], ["ZREMRANGEBYSCORE", "z:union", "(100", "+inf"],
         ["ZADD", "z:lex", "0", "a", "0", "b", "0", "c"], ["ZREMRANGEBYLEX", "z:lex", "[a", "(b"],
+        // Bitmaps (strings written bit by bit) and SORT ... STORE (a list).
+        ["SETBIT", "b:a", "100", "1"], ["BITFIELD", "b:a", "SET", "u8", "#3", "200", "INCRBY", "i5", "0", "7"], ["SET", "b:x", "abc"],
+        ["BITOP", "XOR", "b:xor", "b:a", "b:x"], ["BITFIELD", "b:a", "OVERFLOW", "FAIL", "INCRBY", "u8", "#3", "100"], ["BITOP", "NOT", "b:not", "b:x"],
+        ["SORT", "s:a", "ALPHA", "STORE", "sort:alpha"], ["SORT", "z:a", "BY", "nosort", "DESC", "STORE", "sort:z"],
+        ["MSET", "w:a", "3", "w:b", "1", "w:c", "2"], ["SORT", "s:b", "BY", "w:*", "GET", "#", "GET", "w:*", "STORE", "sort:by"],
         // Expiry and generic commands on aggregates.
         ["HSET", "ttl:h", "f", "v"], ["PEXPIRE", "ttl:h", "900000"], ["RPUSH", "ttl:l", "x"], ["EXPIREAT", "ttl:l", "4102444800"],
         ["SADD", "ttl:s", "m"], ["EXPIRE", "ttl:s", "800"], ["SADD", "ttl:s", "n"],

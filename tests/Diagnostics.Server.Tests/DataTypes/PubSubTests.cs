@@ -198,7 +198,12 @@ public sealed class PubSubTests
             ["ZADD", "z", "INCR", "5", "b"], ["ZADD", "z", "NX", "9", "a"],
             ["ZPOPMIN", "z"], ["ZREM", "z", "a"], ["ZREM", "z", "b"], ["RENAME", "t", "t2"], ["EXPIRE", "t2", "100"], ["PERSIST", "t2"],
             ["COPY", "t2", "t3"], ["MOVE", "t3", "1"], ["LMPOP", "1", "l3", "LEFT"], ["SINTERSTORE", "si", "t2", "t2"],
-            ["ZADD", "zz", "1", "m"], ["ZMPOP", "1", "zz", "MIN"], ["GETDEL", "n"], ["SET", "gone", "v", "PX", "1"],
+            ["ZADD", "zz", "1", "m"], ["ZMPOP", "1", "zz", "MIN"], ["GETDEL", "n"],
+            ["SETBIT", "bm", "3", "1"], ["SETBIT", "bm", "3", "1"], ["BITFIELD", "bm", "SET", "u8", "0", "16"], ["BITFIELD", "bm", "GET", "u8", "0"],
+            ["BITFIELD", "bm", "INCRBY", "u8", "8", "1"], ["BITFIELD", "bm", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "9"], ["BITOP", "OR", "bo", "bm", "bm"],
+            ["BITOP", "AND", "bo", "nokey1"], ["BITOP", "AND", "bo2", "nokey1"], ["RPUSH", "sl", "2", "1"], ["SORT", "sl", "STORE", "sd"],
+            ["SORT", "nokey2", "STORE", "sd"], ["SORT", "nokey2", "STORE", "sd"], ["SORT", "sl"],
+            ["SET", "gone", "v", "PX", "1"],
         ];
         using var ours = ServerProcess.Start();
         using var redis = RealRedisServer.Start();
