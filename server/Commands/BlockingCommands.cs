@@ -89,9 +89,10 @@ public static unsafe class BlockingCommands
     }
 
     /// <summary>Queues the client on the keys at arguments [from, to] and leaves the reply for later.</summary>
-    private static void Block(ref CommandContext c, int from, int to, Engine.ValueType wanted, long deadline, BlockedServe serve, bool timeoutIsNullBulk = false)
+    internal static void Block(ref CommandContext c, int from, int to, Engine.ValueType wanted, long deadline, BlockedServe serve,
+        bool timeoutIsNullBulk = false, BlockedReady? ready = null, object? state = null)
     {
-        var waiter = new BlockedClient(c.Client, c.Client.CurrentCommandIndex, serve, wanted, deadline, timeoutIsNullBulk);
+        var waiter = new BlockedClient(c.Client, c.Client.CurrentCommandIndex, serve, wanted, deadline, timeoutIsNullBulk, ready, state);
         for (int k = from; k <= to; k++)
             c.Database(c.Arg(k), out _).BlockOn(c.Arg(k), waiter);
         c.Client.PendingBlock = waiter;
@@ -103,7 +104,7 @@ public static unsafe class BlockingCommands
     /// <paramref name="db"/>'s shard, right after the write that made its key ready: it reports to
     /// that write's effects scope, so its pop is propagated after the write, into the same buffer.
     /// </summary>
-    private static CommandContext ContextOf(BlockedClient waiter, Database db)
+    internal static CommandContext ContextOf(BlockedClient waiter, Database db)
     {
         var client = (ClientConnection)waiter.Owner;
         var server = client.Server;

@@ -56,6 +56,12 @@ public sealed class CommandSpec
     /// this call does. Such keys may live in any shard, so the call holds every shard.
     /// </summary>
     public Func<Protocol.ArgList, bool>? ReadsPatternKeys { get; init; }
+    /// <summary>
+    /// For a command whose keys follow a keyword (XREAD ... STREAMS k1 k2 id1 id2): the first and
+    /// last key argument of this call, replacing the fixed range; (0, -1) when there are none
+    /// (a syntax error the handler reports without touching data).
+    /// </summary>
+    public Func<Protocol.ArgList, (int First, int Last)>? KeyRange { get; init; }
     /// <summary>The keyspace notification a successful change by this command publishes for its keys; null when it has none or publishes its own.</summary>
     public byte[]? Event { get; internal set; }
     public Engine.KeyspaceEventTypes EventType { get; internal set; }
@@ -77,7 +83,7 @@ public sealed class CommandSpec
     private Dictionary<string, CommandSpec>? _subcommands;
     private Dictionary<string, CommandSpec>.AlternateLookup<ReadOnlySpan<char>> _subLookup;
 
-    public bool HasKeys => FirstKey > 0 || KeyCountIndex > 0;
+    public bool HasKeys => FirstKey > 0 || KeyCountIndex > 0 || KeyRange is not null;
 
     /// <summary>The only key this call writes (<see cref="WrittenKey"/>, or its <see cref="StoreKey"/>); 0: every key may change.</summary>
     public int WrittenKeyOf(Protocol.ArgList args) => StoreKey is { } store ? store(args) : WrittenKey;

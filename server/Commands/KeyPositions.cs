@@ -21,7 +21,7 @@ public struct KeyPositions
     private int _current;
 
     /// <param name="storeKey">The index of a destination named by keyword in this call (<see cref="CommandSpec.StoreKey"/>), 0 for none.</param>
-    public KeyPositions(CommandSpec spec, int argCount, ReadOnlySpan<byte> numKeys, int storeKey = 0)
+    public KeyPositions(CommandSpec spec, int argCount, ReadOnlySpan<byte> numKeys, int storeKey = 0, (int First, int Last)? range = null)
     {
         _storeKey = storeKey;
         _storeKeyPending = storeKey > 0;
@@ -30,6 +30,12 @@ public struct KeyPositions
         _step = Math.Max(spec.KeyStep, 1);
         _current = spec.FirstKey > 0 ? spec.FirstKey - _step : -1;
         _fixedLast = spec.FirstKey > 0 ? spec.LastKeyIndex(argCount) : -1;
+        if (range is var (first, last))
+        {
+            _step = 1;
+            _current = first - 1;
+            _fixedLast = last;
+        }
         _countedFirst = 0;
         _countedLast = -1;
         if (spec.KeyCountIndex <= 0)
@@ -48,7 +54,7 @@ public struct KeyPositions
 
     public static KeyPositions Of(CommandSpec spec, ArgList args)
         => new(spec, args.Count, spec.KeyCountIndex > 0 && spec.KeyCountIndex < args.Count ? args[spec.KeyCountIndex] : default,
-            spec.StoreKey is { } store ? store(args) : 0);
+            spec.StoreKey is { } store ? store(args) : 0, spec.KeyRange is { } range ? range(args) : null);
 
     /// <summary>False when the numkeys argument is not usable.</summary>
     public readonly bool Valid { get; }

@@ -49,6 +49,9 @@ public sealed class ServerConfig
         Add(new ConfigParameter("http-bind", () => string.Join(' ', HttpBind), v => { HttpBind = Split(v); return null; }, mutable: false));
         Add(new ConfigParameter("http-api-key", () => HttpApiKey ?? "", SetHttpApiKey) { Secrecy = ConfigSecrecy.Credential });
         Bool("diagnostics-sampler", () => DiagnosticsSampler, v => { DiagnosticsSampler = v; DiagnosticsSamplerChanged?.Invoke(); });
+        // Where a stream starts a new node, as Redis decides (the node's listpack bytes, its entries).
+        Memory("stream-node-max-bytes", () => StreamNodeMaxBytes, v => StreamNodeMaxBytes = v, 0, long.MaxValue);
+        Int("stream-node-max-entries", () => StreamNodeMaxEntries, v => StreamNodeMaxEntries = v, 0, int.MaxValue);
         Int("max-waiting-commands", () => MaxWaitingCommands, v => { MaxWaitingCommands = v; MaxWaitingCommandsChanged?.Invoke(); }, 0, 1_000_000);
         // Debug packages the server takes by itself (Diagnostics/Triggers).
         Add(new ConfigParameter("package-trigger-severity", () => PackageTriggerSeverity,
@@ -174,6 +177,9 @@ public sealed class ServerConfig
     /// threads collided often enough to triple the p99 latency of SET at pipeline 1 (3.6 ms
     /// against 1.3 ms with 16 shards, README Benchmarks).
     /// </summary>
+    public long StreamNodeMaxBytes { get; private set; } = 4096;
+    public int StreamNodeMaxEntries { get; private set; } = 100;
+
     public int Shards => _shards ?? (Mode == ExecutionMode.Executor ? Environment.ProcessorCount : Environment.ProcessorCount * 8);
     private int? _shards;
     public ExecutionMode Mode { get; private set; } = ExecutionMode.Inline;
@@ -466,7 +472,7 @@ public sealed class ServerConfig
         ("set-max-intset-entries", "512"), ("set-max-listpack-entries", "128"), ("set-max-listpack-value", "64"),
         ("zset-max-listpack-entries", "128"), ("zset-max-listpack-value", "64"),
         ("zset-max-ziplist-entries", "128"), ("zset-max-ziplist-value", "64"),
-        ("hll-sparse-max-bytes", "3000"), ("stream-node-max-bytes", "4096"), ("stream-node-max-entries", "100"),
+        ("hll-sparse-max-bytes", "3000"),
         ("activerehashing", "yes"), ("lazyfree-lazy-eviction", "no"), ("lazyfree-lazy-expire", "no"),
         ("lazyfree-lazy-server-del", "no"), ("lazyfree-lazy-user-del", "no"), ("lazyfree-lazy-user-flush", "no"),
         ("activedefrag", "no"), ("save", ""), ("aof-use-rdb-preamble", "no"), ("aof-timestamp-enabled", "no"),

@@ -21,6 +21,7 @@ public static unsafe class ValueEncoding
         ValueType.String => "raw"u8,
         ValueType.List => "quicklist"u8,
         ValueType.SortedSet => "skiplist"u8,
+        ValueType.Stream => "stream"u8,
         _ => "hashtable"u8,
     };
 
@@ -63,6 +64,8 @@ public static unsafe class ValueEncoding
                     total += Prefixed(node->MemberLength) + sizeof(double);
                 return total;
             }
+            case ValueType.Stream:
+                return StreamSerializedLength(Values.Stream(e));
             default:
             {
                 FieldTable* table = Values.Hash(e);
@@ -72,6 +75,35 @@ public static unsafe class ValueEncoding
                 return total;
             }
         }
+    }
+
+    /// <summary>
+    /// A stream as RDB writes it (type 19): each node as its 16-byte key and its listpack, then the
+    /// counters and IDs, then every group with its pending entries and consumers.
+    /// </summary>
+    private static long StreamSerializedLength(Streams.StreamValue* stream)
+    {
+        long total = LengthPrefix(stream->NodeCount);
+        for (int i = 0; i < stream->NodeCount; i++)
+            total += Prefixed(16) + Prefixed(Streams.NativeListpack.Bytes(stream->Node(i)->Listpack));
+        // length, last ID (2), first ID (2), max deleted ID (2), entries added, group count
+        total += LengthPrefix(stream->Length) + 6 * 9 + LengthPrefix(stream->EntriesAdded);
+        total += LengthPrefix(stream->Groups == null ? 0 : stream->Groups->Count);
+        if (stream->Groups == null)
+            return total;
+        foreach (var (name, pointer) in stream->Groups->Sorted())
+        {
+            var group = (Streams.ConsumerGroup*)pointer;
+            total += Prefixed(name.Length) + 2 * 9 + LengthPrefix(group->EntriesRead < 0 ? 0 : group->EntriesRead);
+            total += LengthPrefix(group->Pending->Count) + group->Pending->Count * (16 + 8 + 1);
+            total += LengthPrefix(group->ConsumerCount);
+            foreach (nint consumer in group->SortedConsumers())
+            {
+                var c = (Streams.StreamConsumer*)consumer;
+                total += Prefixed(Streams.StreamConsumer.NameOf(c).Length) + 8 + LengthPrefix(c->Pending->Count) + c->Pending->Count * 16;
+            }
+        }
+        return total;
     }
 
     private static long Prefixed(long length) => LengthPrefix(length) + length;

@@ -14,6 +14,7 @@ public static unsafe class Values
     public static FieldTable* Set(Entry* e) => *(FieldTable**)Entry.ValuePointer(e);
     public static ListValue* List(Entry* e) => *(ListValue**)Entry.ValuePointer(e);
     public static SortedSetValue* SortedSet(Entry* e) => *(SortedSetValue**)Entry.ValuePointer(e);
+    public static Streams.StreamValue* Stream(Entry* e) => *(Streams.StreamValue**)Entry.ValuePointer(e);
 
     /// <summary>A detached entry for <paramref name="key"/> holding a new, empty value of <paramref name="type"/>.</summary>
     public static Entry* NewEntry(ReadOnlySpan<byte> key, uint hash, ValueType type)
@@ -23,6 +24,7 @@ public static unsafe class Values
             ValueType.Hash or ValueType.Set => FieldTable.Create(),
             ValueType.List => ListValue.Create(),
             ValueType.SortedSet => SortedSetValue.Create(),
+            ValueType.Stream => Streams.StreamValue.Create(),
             _ => throw new ArgumentOutOfRangeException(nameof(type), type, "strings are stored in the entry itself"),
         };
         return NewEntry(key, hash, type, structure);
@@ -51,6 +53,9 @@ public static unsafe class Values
             case ValueType.SortedSet:
                 SortedSetValue.Destroy(SortedSet(e));
                 break;
+            case ValueType.Stream:
+                Streams.StreamValue.Destroy(Stream(e));
+                break;
         }
     }
 
@@ -60,15 +65,17 @@ public static unsafe class Values
         ValueType.Hash or ValueType.Set => Hash(e)->Bytes,
         ValueType.List => List(e)->Bytes,
         ValueType.SortedSet => SortedSet(e)->Bytes,
+        ValueType.Stream => Stream(e)->Bytes,
         _ => 0,
     };
 
-    /// <summary>Elements in the value: fields, members, list elements; 1 for a string.</summary>
+    /// <summary>Elements in the value: fields, members, list elements, stream entries; 1 for a string.</summary>
     public static long Length(Entry* e) => e->Type switch
     {
         ValueType.Hash or ValueType.Set => Hash(e)->Count,
         ValueType.List => List(e)->Count,
         ValueType.SortedSet => SortedSet(e)->Count,
+        ValueType.Stream => Stream(e)->Length,
         _ => 1,
     };
 
@@ -105,6 +112,9 @@ public static unsafe class Values
                 structure = to;
                 break;
             }
+            case ValueType.Stream:
+                structure = Streams.StreamValue.Copy(Stream(source));
+                break;
             default:
                 return;
         }

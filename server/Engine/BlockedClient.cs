@@ -19,12 +19,19 @@ public enum BlockOutcome
 public unsafe delegate bool BlockedServe(BlockedClient waiter, Database database, ReadOnlySpan<byte> key, Entry* entry);
 
 /// <summary>
+/// Whether the key's value has what this waiter waits for (a stream reader: entries after its ID);
+/// when not, it stays queued. Null: any value of the wanted type will do.
+/// </summary>
+public unsafe delegate bool BlockedReady(BlockedClient waiter, Database database, ReadOnlySpan<byte> key, Entry* entry);
+
+/// <summary>
 /// A client waiting in BLPOP, BZPOPMIN and the like. It is queued on each of its keys; whichever
 /// thread makes one of them ready claims it (a compare-and-swap, so a timeout, an unblock and a
 /// serve can race safely), serves it there and then, while it still holds the key's shard, and
 /// completes <see cref="Done"/> once the writes are handed to the AOF.
 /// </summary>
-public sealed class BlockedClient(object owner, int commandIndex, BlockedServe serve, ValueType wanted, long deadlineUnixMs, bool timeoutIsNullBulk)
+public sealed class BlockedClient(object owner, int commandIndex, BlockedServe serve, ValueType wanted, long deadlineUnixMs, bool timeoutIsNullBulk,
+    BlockedReady? ready = null, object? state = null)
 {
     private const int Waiting = 0, Claimed = 1, Abandoned = 2;
     private int _state;
@@ -34,6 +41,10 @@ public sealed class BlockedClient(object owner, int commandIndex, BlockedServe s
     /// <summary>Which command of the owner's current batch is blocked.</summary>
     public int CommandIndex { get; } = commandIndex;
     public BlockedServe Serve { get; } = serve;
+    /// <summary>Checked before serving; null when any value of the <see cref="Wanted"/> type serves it.</summary>
+    public BlockedReady? Ready { get; } = ready;
+    /// <summary>What the command resolved when it blocked (XREAD's IDs for "$"), for its serve.</summary>
+    public object? State { get; } = state;
     /// <summary>The type a key must hold to serve this client (lists for BLPOP, sorted sets for BZPOPMIN).</summary>
     public ValueType Wanted { get; } = wanted;
     /// <summary>When the wait times out, in unix ms; 0 waits for ever.</summary>

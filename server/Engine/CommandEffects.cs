@@ -127,9 +127,9 @@ public sealed unsafe class CommandEffects(IKeyspaceEvents? events)
                 var client = queue.Dequeue();
                 if (!client.IsWaiting)
                     continue;
-                if (entry->Type != client.Wanted)
+                if (entry->Type != client.Wanted || (client.Ready is { } isReady && !isReady(client, database, key, entry)))
                 {
-                    queue.Enqueue(client); // still waiting for its own type
+                    queue.Enqueue(client); // still waiting for its own type, or for more than there is
                     continue;
                 }
                 if (!client.TryClaim())

@@ -149,10 +149,17 @@ public sealed unsafe class Database : IDisposable
             SetExpire(e, expireAt);
         var effects = Effects;
         effects?.Notify(KeyspaceEventTypes.New, "new"u8, Entry.KeyOf(e), Index);
-        // A list or sorted set appearing where clients wait makes the key ready for them (Redis's
-        // signalKeyAsReady in dbAdd): creation is the only moment a waited-on key gains elements.
-        if (Blocked is { } blocked && e->Type is ValueType.List or ValueType.SortedSet && blocked.HasWaiters(Entry.KeyOf(e)))
+        // A list, sorted set or stream appearing where clients wait makes the key ready for them
+        // (Redis's signalKeyAsReady in dbAdd); lists and sorted sets gain elements only then.
+        if (Blocked is { } blocked && e->Type is ValueType.List or ValueType.SortedSet or ValueType.Stream && blocked.HasWaiters(Entry.KeyOf(e)))
             effects?.SignalReady(this, Entry.KeyOf(e));
+    }
+
+    /// <summary>A stream that gained entries (or lost a group) where clients wait is ready for them.</summary>
+    public void SignalWaiters(ReadOnlySpan<byte> key)
+    {
+        if (Blocked is { } blocked && blocked.HasWaiters(key))
+            Effects?.SignalReady(this, key);
     }
 
     /// <summary>Clients blocked on keys of this database; null until the first one blocks.</summary>

@@ -11,6 +11,7 @@ public enum ValueType : byte
     Set = 2,
     SortedSet = 3,
     Hash = 4,
+    Stream = 5,
 }
 
 /// <summary>

@@ -25,7 +25,7 @@ public enum KeyspaceEventTypes
     Expired = 1 << 8,
     /// <summary>e: keys evicted for maxmemory.</summary>
     Evicted = 1 << 9,
-    /// <summary>t: stream commands (no streams here; accepted for compatibility).</summary>
+    /// <summary>t: stream commands.</summary>
     Stream = 1 << 10,
     /// <summary>m: key misses (excluded from A, as in Redis).</summary>
     KeyMiss = 1 << 11,

@@ -10,6 +10,7 @@ public static class ValueTypeNames
         ValueType.Set => "set"u8,
         ValueType.SortedSet => "zset"u8,
         ValueType.Hash => "hash"u8,
+        ValueType.Stream => "stream"u8,
         _ => "none"u8,
     };
 
@@ -28,5 +29,5 @@ public static class ValueTypeNames
         return false;
     }
 
-    private static readonly ValueType[] s_all = [ValueType.String, ValueType.List, ValueType.Set, ValueType.SortedSet, ValueType.Hash];
+    private static readonly ValueType[] s_all = [ValueType.String, ValueType.List, ValueType.Set, ValueType.SortedSet, ValueType.Hash, ValueType.Stream];
 }

@@ -32,6 +32,34 @@ public interface IRdbVisitor
     /// <summary>The collection begun last has no more elements.</summary>
     void EndCollection();
 
+    /// <summary>A stream key begins; its nodes, counters and groups follow, then <see cref="EndStream"/>.</summary>
+    void BeginStream(ReadOnlySpan<byte> key, long expireAtUnixMs);
+
+    /// <summary>One node: its master ID and its listpack, already checked by <see cref="DataTypes.Streams.StreamNodeValidator"/>.</summary>
+    void StreamNode(DataTypes.Streams.StreamId master, ReadOnlySpan<byte> listpack);
+
+    /// <summary>
+    /// The stream's counters. Files before RDB 10 (type 15) lack the first ID, the largest deleted
+    /// ID and entries-added: <paramref name="entriesAdded"/> is then -1, to be derived as Redis does.
+    /// </summary>
+    void StreamCounters(long length, DataTypes.Streams.StreamId lastId, DataTypes.Streams.StreamId firstId,
+        DataTypes.Streams.StreamId maxDeletedId, long entriesAdded);
+
+    /// <summary>A consumer group; <paramref name="entriesRead"/> is long.MinValue when the file predates it (to be estimated).</summary>
+    void StreamGroup(ReadOnlySpan<byte> name, DataTypes.Streams.StreamId lastDelivered, long entriesRead);
+
+    /// <summary>An entry pending in the group begun last, its owner named later by a consumer.</summary>
+    void StreamGroupPending(DataTypes.Streams.StreamId id, long deliveryTimeUnixMs, long deliveryCount);
+
+    /// <summary>A consumer of the group begun last.</summary>
+    void StreamConsumer(ReadOnlySpan<byte> name, long seenTimeUnixMs);
+
+    /// <summary>An entry of the group's pending list owned by the consumer begun last.</summary>
+    void StreamConsumerPending(DataTypes.Streams.StreamId id);
+
+    /// <summary>The stream begun last is complete.</summary>
+    void EndStream();
+
     /// <summary>An auxiliary field (redis-ver, ctime, used-mem, aof-base...). Integer-encoded values arrive as decimal text.</summary>
     void Aux(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value);
 }

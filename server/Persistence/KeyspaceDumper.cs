@@ -1,4 +1,5 @@
 using Diagnostics.Server.DataTypes;
+using Diagnostics.Server.DataTypes.Streams;
 using Diagnostics.Server.Engine;
 
 namespace Diagnostics.Server.Persistence;
@@ -130,8 +131,109 @@ public static unsafe class KeyspaceDumper
                         End(ref inCommand);
                     }
                     break;
+                case Engine.ValueType.Stream:
+                    WriteStream(key, Values.Stream(e));
+                    break;
                 default:
                     throw new InvalidOperationException($"no AOF form for value type {e->Type}");
+            }
+        }
+
+        /// <summary>
+        /// A stream as Redis's AOF rewrite writes one: an XADD per entry (an empty stream made by an
+        /// XADD MAXLEN 0), XSETID with its counters, then each group (XGROUP CREATE) with its
+        /// consumers' pending entries as XCLAIM ... FORCE, and consumers without any as
+        /// XGROUP CREATECONSUMER.
+        /// </summary>
+        private readonly void WriteStream(ReadOnlySpan<byte> key, StreamValue* stream)
+        {
+            Span<byte> id = stackalloc byte[StreamId.MaxTextLength];
+            Span<byte> scratch = stackalloc byte[20];
+            if (stream->Length == 0)
+            {
+                output.BeginCommand(db, 7);
+                output.Argument("XADD"u8);
+                output.Argument(key);
+                output.Argument("MAXLEN"u8);
+                output.Argument("0"u8);
+                output.Argument("0-1"u8);
+                output.Argument("x"u8);
+                output.Argument("y"u8);
+                output.EndCommand();
+            }
+            var entries = new StreamIterator(stream, StreamId.Min, StreamId.Max);
+            while (entries.Next(out StreamEntry entry))
+            {
+                output.BeginCommand(db, 3 + 2 * entry.FieldCount);
+                output.Argument("XADD"u8);
+                output.Argument(key);
+                output.Argument(id[..entry.Id.Format(id)]);
+                var fields = entry.Fields();
+                for (int i = 0; i < entry.FieldCount; i++)
+                {
+                    fields.Next(out ListpackElement field, out ListpackElement value);
+                    output.Argument(field.AsBytes(scratch));
+                    output.Argument(value.AsBytes(scratch));
+                }
+                output.EndCommand();
+            }
+            output.BeginCommand(db, 7);
+            output.Argument("XSETID"u8);
+            output.Argument(key);
+            output.Argument(id[..stream->LastId.Format(id)]);
+            output.Argument("ENTRIESADDED"u8);
+            output.Argument(stream->EntriesAdded);
+            output.Argument("MAXDELETEDID"u8);
+            output.Argument(id[..stream->MaxDeletedId.Format(id)]);
+            output.EndCommand();
+            if (stream->Groups == null)
+                return;
+            foreach (var (name, pointer) in stream->Groups->Sorted())
+            {
+                var group = (ConsumerGroup*)pointer;
+                output.BeginCommand(db, 7);
+                output.Argument("XGROUP"u8);
+                output.Argument("CREATE"u8);
+                output.Argument(key);
+                output.Argument(name);
+                output.Argument(id[..group->LastDelivered.Format(id)]);
+                output.Argument("ENTRIESREAD"u8);
+                output.Argument(group->EntriesRead);
+                output.EndCommand();
+                foreach (nint c in group->SortedConsumers())
+                {
+                    var consumer = (StreamConsumer*)c;
+                    if (consumer->Pending->Count == 0)
+                    {
+                        output.BeginCommand(db, 5);
+                        output.Argument("XGROUP"u8);
+                        output.Argument("CREATECONSUMER"u8);
+                        output.Argument(key);
+                        output.Argument(name);
+                        output.Argument(StreamConsumer.NameOf(consumer));
+                        output.EndCommand();
+                        continue;
+                    }
+                    var cursor = consumer->Pending->From(StreamId.Min);
+                    for (PendingEntry* own; (own = consumer->Pending->At(cursor)) != null; consumer->Pending->MoveNext(ref cursor))
+                    {
+                        PendingEntry* nack = group->Pending->Find(own->Id);
+                        output.BeginCommand(db, 12);
+                        output.Argument("XCLAIM"u8);
+                        output.Argument(key);
+                        output.Argument(name);
+                        output.Argument(StreamConsumer.NameOf(consumer));
+                        output.Argument("0"u8);
+                        output.Argument(id[..nack->Id.Format(id)]);
+                        output.Argument("TIME"u8);
+                        output.Argument(nack->DeliveryTime);
+                        output.Argument("RETRYCOUNT"u8);
+                        output.Argument(nack->DeliveryCount);
+                        output.Argument("JUSTID"u8);
+                        output.Argument("FORCE"u8);
+                        output.EndCommand();
+                    }
+                }
             }
         }
 

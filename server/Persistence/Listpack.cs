@@ -106,9 +106,15 @@ public ref struct Listpack
                     throw new InvalidDataException($"unknown listpack entry encoding 0x{first:X2} at byte {_pos}");
             }
         }
-        // The entry's length again, backwards, in 7-bit groups: 1 to 5 bytes.
-        int backLength = contentLength < 1 << 7 ? 1 : contentLength < 1 << 14 ? 2 : contentLength < 1 << 21 ? 3 : contentLength < 1 << 28 ? 4 : 5;
-        Slice(contentLength, backLength);
+        // The entry's length again, backwards, in 7-bit groups: 1 to 5 bytes (Redis's size steps),
+        // checked, since backward walks (XREVRANGE over a loaded stream node) rely on it.
+        int backLength = contentLength <= 127 ? 1 : contentLength < 16383 ? 2 : contentLength < 2097151 ? 3 : contentLength < 268435455 ? 4 : 5;
+        ReadOnlySpan<byte> back = Slice(contentLength, backLength);
+        long decoded = 0;
+        for (int i = 0; i < backLength; i++)
+            decoded = (decoded << 7) | (uint)(back[i] & 127);
+        if (decoded != contentLength || (back[0] & 128) != 0 || (backLength > 1 && (back[^1] & 128) == 0))
+            throw new InvalidDataException($"the back-length at byte {_pos + contentLength} says {decoded}, the entry has {contentLength} bytes");
         _pos += contentLength + backLength;
         _read++;
         return true;

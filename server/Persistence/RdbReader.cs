@@ -186,6 +186,12 @@ public sealed partial class RdbReader
                     ReadPlainLength();   // expiring keys in the slot
                     break;
                 default:
+                    if (IsStreamType(type))
+                    {
+                        ReadStream(type, visitor, expireAt == NoExpiry ? 0 : Math.Max(expireAt, 1));
+                        expireAt = NoExpiry;
+                        break;
+                    }
                     if (IsCollectionType(type))
                     {
                         ReadCollection(type, visitor, expireAt == NoExpiry ? 0 : Math.Max(expireAt, 1));
@@ -464,7 +470,6 @@ public sealed partial class RdbReader
     private static string UnsupportedBecause(byte type) => type switch
     {
         6 or 7 => "this server has no modules",
-        15 or 19 or 21 => "this server has no streams",
         _ => "this server has no hash field expiry",
     };
 

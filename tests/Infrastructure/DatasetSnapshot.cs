@@ -66,11 +66,38 @@ public sealed class DatasetSnapshot
                 var items = client.Call("ZRANGE", key, "0", "-1", "WITHSCORES").Array;
                 return "zset[" + string.Join(",", Enumerable.Range(0, items.Count / 2).Select(i => $"{items[2 * i].Text}={items[2 * i + 1].Text}")) + "]";
             }
+            case "stream":
+                return StreamOf(client, key);
             case "none":
                 return null;
             default:
                 throw new InvalidOperationException($"{key} has type {type}, which the snapshot cannot read");
         }
+    }
+
+    /// <summary>
+    /// A stream as its entries, its counters (XINFO STREAM's IDs and entries-added), and each group
+    /// with its counters, consumers and pending entries (owner and delivery count; not the clock).
+    /// </summary>
+    private static string StreamOf(RespClient client, string key)
+    {
+        var text = new StringBuilder("stream[");
+        foreach (var entry in client.Call("XRANGE", key, "-", "+").Array)
+            text.Append(entry.Array[0].Text).Append('{').Append(string.Join(",", entry.Array[1].Array.Select(v => v.Text))).Append('}');
+        var info = client.Call("XINFO", "STREAM", key).Array;
+        for (int i = 0; i < info.Count; i += 2)
+            if (info[i].Text is "last-generated-id" or "max-deleted-entry-id" or "entries-added" or "recorded-first-entry-id" or "length")
+                text.Append(' ').Append(info[i].Text).Append('=').Append(info[i + 1].ToString());
+        foreach (var group in client.Call("XINFO", "GROUPS", key).Array)
+        {
+            string name = group.Array[1].Text!;
+            text.Append(" group ").Append(string.Join(",", group.Array.Select(v => v.ToString())));
+            foreach (var consumer in client.Call("XINFO", "CONSUMERS", key, name).Array)
+                text.Append(" consumer ").Append(consumer.Array[1].Text).Append(" pending=").Append(consumer.Array[3].Integer);
+            foreach (var pending in client.Call("XPENDING", key, name, "-", "+", "1000000").Array)
+                text.Append(" pel ").Append(pending.Array[0].Text).Append(':').Append(pending.Array[1].Text).Append(':').Append(pending.Array[3].Integer);
+        }
+        return text.Append(']').ToString();
     }
 
     public bool Contains(int db, string key) => _entries.ContainsKey($"{db}:{key}");

@@ -1,3 +1,4 @@
+using Diagnostics.Server.DataTypes.Streams;
 using Diagnostics.Server.Persistence;
 
 namespace Diagnostics.Fuzz.Targets;
@@ -47,6 +48,31 @@ public sealed class HashingRdbVisitor : IRdbVisitor
     }
 
     public void Aux(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) => Add(10, name, value, 0);
+
+    // Streams: their events are folded in like a collection's (the nodes were validated by the reader).
+    public void BeginStream(ReadOnlySpan<byte> key, long expireAtUnixMs)
+    {
+        Add(11, key, default, expireAtUnixMs);
+        _inCollection = true;
+    }
+
+    public void StreamNode(StreamId master, ReadOnlySpan<byte> listpack) => Element(12, listpack, default);
+
+    public void StreamCounters(long length, StreamId lastId, StreamId firstId, StreamId maxDeletedId, long entriesAdded)
+    {
+        Element(13, default, default);
+        _hash.Add(length);
+        _hash.Add(lastId);
+        _hash.Add(firstId);
+        _hash.Add(maxDeletedId);
+        _hash.Add(entriesAdded);
+    }
+
+    public void StreamGroup(ReadOnlySpan<byte> name, StreamId lastDelivered, long entriesRead) => Element(14, name, default);
+    public void StreamGroupPending(StreamId id, long deliveryTimeUnixMs, long deliveryCount) => Element(15, default, default);
+    public void StreamConsumer(ReadOnlySpan<byte> name, long seenTimeUnixMs) => Element(16, name, default);
+    public void StreamConsumerPending(StreamId id) => Element(17, default, default);
+    public void EndStream() => EndCollection();
 
     private void Element(int kind, ReadOnlySpan<byte> first, ReadOnlySpan<byte> second)
     {

@@ -35,6 +35,15 @@ public sealed class DataTypePersistenceTests
         ["BITOP", "XOR", "b:xor", "b:a", "b:x"], ["BITFIELD", "b:a", "OVERFLOW", "FAIL", "INCRBY", "u8", "#3", "100"], ["BITOP", "NOT", "b:not", "b:x"],
         ["SORT", "s:a", "ALPHA", "STORE", "sort:alpha"], ["SORT", "z:a", "BY", "nosort", "DESC", "STORE", "sort:z"],
         ["MSET", "w:a", "3", "w:b", "1", "w:c", "2"], ["SORT", "s:b", "BY", "w:*", "GET", "#", "GET", "w:*", "STORE", "sort:by"],
+        // Streams: entries (shared and own fields, numbers stored as integers), deletions, trims,
+        // counters, groups with consumers and pending entries, an emptied stream.
+        ["XADD", "x:a", "1-1", "f", "v", "n", "42"], ["XADD", "x:a", "1-2", "f", "w", "n", "-7"], ["XADD", "x:a", "2-0", "other", "field"],
+        ["XADD", "x:a", "3-0", "f", "x", "n", "99999999999999999999"], ["XDEL", "x:a", "1-2"], ["XGROUP", "CREATE", "x:a", "g1", "0"],
+        ["XREADGROUP", "GROUP", "g1", "alice", "COUNT", "2", "STREAMS", "x:a", ">"], ["XGROUP", "CREATECONSUMER", "x:a", "g1", "idle"],
+        ["XGROUP", "CREATE", "x:a", "g2", "$"], ["XCLAIM", "x:a", "g1", "bob", "0", "2-0"], ["XACK", "x:a", "g1", "1-1"],
+        ["XADD", "x:trim", "MAXLEN", "2", "1-0", "a", "1"], ["XADD", "x:trim", "MAXLEN", "2", "2-0", "a", "2"], ["XADD", "x:trim", "MAXLEN", "2", "3-0", "a", "3"],
+        ["XADD", "x:empty", "5-0", "a", "1"], ["XDEL", "x:empty", "5-0"], ["XSETID", "x:empty", "9-9", "ENTRIESADDED", "12", "MAXDELETEDID", "7-0"],
+        ["XGROUP", "CREATE", "x:mk", "g", "$", "MKSTREAM"],
         // Expiry and generic commands on aggregates.
         ["HSET", "ttl:h", "f", "v"], ["PEXPIRE", "ttl:h", "900000"], ["RPUSH", "ttl:l", "x"], ["EXPIREAT", "ttl:l", "4102444800"],
         ["SADD", "ttl:s", "m"], ["EXPIRE", "ttl:s", "800"], ["SADD", "ttl:s", "n"],

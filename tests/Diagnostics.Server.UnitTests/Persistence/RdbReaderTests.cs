@@ -1,5 +1,6 @@
 using System.Buffers.Binary;
 using System.Text;
+using Diagnostics.Server.DataTypes.Streams;
 using Diagnostics.Server.Persistence;
 using Diagnostics.Server.Tests.Infrastructure;
 
@@ -261,14 +262,50 @@ public sealed partial class RdbReaderTests
     }
 
     [Fact]
-    public void StreamsAreRefusedByName()
+    public void StreamsAreReadWithTheirNodesCountersGroupsAndPendingEntries()
     {
-        byte[] dump = DumpOf(c => Assert.False(c.Call("XADD", "stream", "*", "field", "value").IsError), "XADD");
+        byte[] dump = DumpOf(c =>
+        {
+            for (int i = 1; i <= 150; i++)   // two nodes (100 entries each at most)
+                Assert.False(c.Call("XADD", "s", $"{i}-0", "f", "v" + i).IsError);
+            RespAssert.Integer(1, c.Call("XDEL", "s", "3-0"));
+            RespAssert.Ok(c.Call("XGROUP", "CREATE", "s", "g", "0"));
+            Assert.False(c.Call("XREADGROUP", "GROUP", "g", "alice", "COUNT", "2", "STREAMS", "s", ">").IsError);
+            RespAssert.Integer(1, c.Call("XGROUP", "CREATECONSUMER", "s", "g", "bob"));
+        }, "XADD");
+
+        var events = Parse(dump).Streams[(0, "s")];
+        Assert.Equal("expire 0", events[0]);
+        Assert.StartsWith("node 1-0 ", events[1]);
+        Assert.StartsWith("node 101-0 ", events[2]);
+        Assert.Equal("counters 149 150-0 1-0 3-0 150", events[3]);
+        // The tombstone at 3-0 lies ahead of the group: Redis cannot count its reads (-1).
+        Assert.Equal(["group g 2-0 -1", "pending 1-0 1", "pending 2-0 1", "consumer alice", "owns 1-0", "owns 2-0", "consumer bob"], events[4..]);
+    }
+
+    [Fact]
+    public void CorruptStreamNodeIsRefusedBeforeItIsKept()
+    {
+        byte[] dump = DumpOf(c => Assert.False(c.Call("XADD", "s", "5-0", "field", "value").IsError), "XADD");
+        // The node's live counter (the listpack's first element, 1) says 3: the entries do not add up.
+        int node = Bytes.GetString(dump).IndexOf("field", StringComparison.Ordinal);
+        // Back over the master entry: "field"'s header, then the field count, the deleted count and
+        // the live count, each a 1-byte integer and its 1-byte back-length.
+        int counter = node - 7;
+        Assert.Equal([1, 1, 0, 1, 1, 1, 0x85], dump[counter..node]);
+        dump[counter] = 3;
+        // The checksum would catch the flip first: Redis writes 0 to say "no checksum", as rdbchecksum no does.
+        Array.Clear(dump, dump.Length - 8, 8);
 
         var error = Assert.Throws<RdbFormatException>(() => RdbReader.Read(new MemoryStream(dump), new RecordingVisitor()));
-        Assert.Contains("value type 19 (stream listpacks 2) of key 'stream' is not supported: this server has no streams", error.Message);
-        Assert.Contains($"offset {error.Offset}", error.Message);
-        Assert.Equal(19, (int)dump[error.Offset]);
+        Assert.Contains("corrupt stream node 5-0", error.Message);
+        Assert.Contains("says 3 live and 0 deleted entries but holds 1 and 0", error.Message);
+
+        // A back-length that lies (XREVRANGE walks by them) is refused too.
+        dump[counter] = 1;
+        dump[counter + 1] = 5;
+        error = Assert.Throws<RdbFormatException>(() => RdbReader.Read(new MemoryStream(dump), new RecordingVisitor()));
+        Assert.Contains("the back-length at byte 7 says 5, the entry has 1 bytes", error.Message);
     }
 
     [Fact]
@@ -650,6 +687,31 @@ public sealed partial class RdbReaderTests
             _open = null;
         }
 
+        /// <summary>Streams as the events read, one line each (node masters and sizes, counters, groups, pending entries, consumers).</summary>
+        public Dictionary<(int Database, string Key), List<string>> Streams { get; } = [];
+        private List<string>? _stream;
+
+        public void BeginStream(ReadOnlySpan<byte> key, long expireAtUnixMs)
+        {
+            Assert.Null(_stream);
+            _stream = [$"expire {expireAtUnixMs}"];
+            Assert.True(Streams.TryAdd((_database, Bytes.GetString(key)), _stream), "a key was delivered twice");
+        }
+
+        public void StreamNode(StreamId master, ReadOnlySpan<byte> listpack) => _stream!.Add($"node {master} {listpack.Length}");
+        public void StreamCounters(long length, StreamId lastId, StreamId firstId, StreamId maxDeletedId, long entriesAdded)
+            => _stream!.Add($"counters {length} {lastId} {firstId} {maxDeletedId} {entriesAdded}");
+        public void StreamGroup(ReadOnlySpan<byte> name, StreamId lastDelivered, long entriesRead) => _stream!.Add($"group {Bytes.GetString(name)} {lastDelivered} {entriesRead}");
+        public void StreamGroupPending(StreamId id, long deliveryTimeUnixMs, long deliveryCount) => _stream!.Add($"pending {id} {deliveryCount}");
+        public void StreamConsumer(ReadOnlySpan<byte> name, long seenTimeUnixMs) => _stream!.Add($"consumer {Bytes.GetString(name)}");
+        public void StreamConsumerPending(StreamId id) => _stream!.Add($"owns {id}");
+
+        public void EndStream()
+        {
+            Assert.NotNull(_stream);
+            _stream = null;
+        }
+
         private void Add(RdbCollection kind, string element)
         {
             Assert.NotNull(_open);
@@ -675,6 +737,14 @@ public sealed partial class RdbReaderTests
         public void HashField(ReadOnlySpan<byte> field, ReadOnlySpan<byte> value) { }
         public void SortedSetMember(ReadOnlySpan<byte> member, double score) { }
         public void EndCollection() { }
+        public void BeginStream(ReadOnlySpan<byte> key, long expireAtUnixMs) => throw new InvalidOperationException("the generated RDB holds one string");
+        public void StreamNode(StreamId master, ReadOnlySpan<byte> listpack) { }
+        public void StreamCounters(long length, StreamId lastId, StreamId firstId, StreamId maxDeletedId, long entriesAdded) { }
+        public void StreamGroup(ReadOnlySpan<byte> name, StreamId lastDelivered, long entriesRead) { }
+        public void StreamGroupPending(StreamId id, long deliveryTimeUnixMs, long deliveryCount) { }
+        public void StreamConsumer(ReadOnlySpan<byte> name, long seenTimeUnixMs) { }
+        public void StreamConsumerPending(StreamId id) { }
+        public void EndStream() { }
 
         public void String(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, long expireAtUnixMs)
         {
