@@ -13,6 +13,8 @@ public sealed record KeyspaceReport
     public double WalkMilliseconds { get; init; }
     public IReadOnlyList<KeyTypeSummary> Types { get; init; } = [];
     public IReadOnlyList<BigKey> Biggest { get; init; } = [];
+    /// <summary>The stream consumer groups with the most pending entries (delivered, not acknowledged), most first.</summary>
+    public IReadOnlyList<StreamGroupSummary> StreamGroups { get; init; } = [];
     /// <summary>When the walk was made (Unix ms).</summary>
     public long TakenUnixMs { get; init; }
     /// <summary>
@@ -30,3 +32,11 @@ public sealed record KeyTypeSummary(string Type, long Keys, long Elements, long 
 /// printable and cut to 64 characters; values are never included.
 /// </summary>
 public sealed record BigKey(int Database, string Key, string Type, long Elements, long Bytes);
+
+/// <summary>
+/// A stream consumer group as the keyspace walk saw it: its consumers, its pending entries (the
+/// oldest one's age from its ID's time, and how long since it was last delivered), its lag (null
+/// when Redis's counters cannot tell) and the last ID it was given. Names printable, cut to 64.
+/// </summary>
+public sealed record StreamGroupSummary(int Database, string Key, string Group, long Consumers, long Pending,
+    long OldestPendingAgeMs, long OldestPendingIdleMs, long? Lag, string LastDeliveredId);

@@ -52,6 +52,9 @@ public static class MetricNames
     /// <summary>The most commands waiting on threads for shards at once in the interval.</summary>
     public const string ShardWaitersPeak = "shard_waiters_peak";
     public const string TooBusyRefusalsPerSecond = "toobusy_refusals_per_sec";
+    /// <summary>Stream entries delivered into consumer groups' pending lists, and acknowledged (XACK).</summary>
+    public const string StreamDeliveriesPerSecond = "stream_deliveries_per_sec";
+    public const string StreamAcksPerSecond = "stream_acks_per_sec";
     public const string ThreadPoolThreads = "threadpool_threads";
     public const string ProcessThreads = "process_threads";
     public const string SlowCommandsPerSecond = "slow_commands_per_sec";

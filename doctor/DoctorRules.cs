@@ -29,6 +29,7 @@ public static class DoctorRules
         new GcPauseRule(),
         new ThreadPoolStarvationRule(),
         new TooBusyRule(),
+        new StreamPendingRule(),
         new HotThreadRule(),
         new CpuSaturationRule(),
         new HotKeyRule(),

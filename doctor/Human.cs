@@ -24,6 +24,16 @@ public static class Human
         _ => string.Create(CultureInfo.InvariantCulture, $"{micros:0.#} µs"),
     };
 
+    /// <summary>Milliseconds as the largest whole unit that reads naturally: "850 ms", "42 s", "7 min", "3 h", "2 days".</summary>
+    public static string Duration(long milliseconds) => milliseconds switch
+    {
+        < 1000 => string.Create(CultureInfo.InvariantCulture, $"{milliseconds} ms"),
+        < 120_000 => string.Create(CultureInfo.InvariantCulture, $"{milliseconds / 1000} s"),
+        < 7_200_000 => string.Create(CultureInfo.InvariantCulture, $"{milliseconds / 60_000} min"),
+        < 172_800_000 => string.Create(CultureInfo.InvariantCulture, $"{milliseconds / 3_600_000} h"),
+        _ => string.Create(CultureInfo.InvariantCulture, $"{milliseconds / 86_400_000} days"),
+    };
+
     public static string Percent(double percent) => string.Create(CultureInfo.InvariantCulture, $"{percent:0.#}%");
 
     public static string Number(double value) => value.ToString("#,0.##", CultureInfo.InvariantCulture);

@@ -290,6 +290,7 @@ public static unsafe partial class StreamCommands
         }
         if (acknowledged == 0)
             c.LogNothing();
+        Diagnostics.Threads.ThreadCounters.Current.StreamAcks += acknowledged;
         c.Reply.Integer(acknowledged);
     }
 
@@ -561,6 +562,7 @@ public static unsafe partial class StreamCommands
             return consumer;
         }
         consumer = group->AddConsumer(name, c.NowMs);
+        TypedKeys.Notify(ref c, KeyspaceEventTypes.Stream, "xgroup-createconsumer"u8, key);
         LogCreateConsumer(ref c, key, groupName, name);
         logged = true;
         return consumer;

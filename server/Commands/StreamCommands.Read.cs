@@ -355,6 +355,7 @@ public static unsafe partial class StreamCommands
         if (consumer == null)
         {
             consumer = group->AddConsumer(consumerName, c.NowMs);
+            TypedKeys.Notify(ref c, KeyspaceEventTypes.Stream, "xgroup-createconsumer"u8, key);
             LogCreateConsumer(ref c, key, groupName, consumerName);
             logged = true;
         }
@@ -414,6 +415,7 @@ public static unsafe partial class StreamCommands
             total++;
         c.Reply.ArrayHeader(total);
         bool advanced = false;
+        long delivered = 0;
         var iterator = new StreamIterator(stream, start, StreamId.Max);
         for (long i = 0; i < total && iterator.Next(out StreamEntry entry); i++)
         {
@@ -440,7 +442,9 @@ public static unsafe partial class StreamCommands
             if (consumer->Pending->Find(id) == null)
                 consumer->Pending->Insert(id);
             LogClaim(ref c, key, groupName, group, nack);
+            delivered++;
         }
+        Diagnostics.Threads.ThreadCounters.Current.StreamDeliveries += delivered;
         if (advanced)
             LogSetId(ref c, key, groupName, group);
         return advanced || (!noAck && total > 0);

@@ -40,6 +40,9 @@ public static class ServerSampleSources
             writer.Rate(MetricNames.TooBusyRefusalsPerSecond, server.Keyspace.Waits.Refused);
             writer.Gauge(MetricNames.ShardWaitersPeak, server.Keyspace.Waits.TakePeak());
             writer.Rate(MetricNames.SlowCommandsPerSecond, server.SlowLog.TotalLogged);
+            var (deliveries, acks) = ThreadCounters.StreamTotals();
+            writer.Rate(MetricNames.StreamDeliveriesPerSecond, deliveries);
+            writer.Rate(MetricNames.StreamAcksPerSecond, acks);
         });
         sampler.AddSource(LatencySource());
         sampler.AddSource(CpuSource());

@@ -48,6 +48,10 @@ public sealed class ThreadCounters
     /// <summary>Commands left before this thread samples one for the hot-key view.</summary>
     public int HotKeyCountdown;
     public long KeyspaceMisses;
+    /// <summary>Stream entries this thread's commands made pending in a consumer group (XREADGROUP without NOACK).</summary>
+    public long StreamDeliveries;
+    /// <summary>Pending stream entries this thread's XACKs acknowledged.</summary>
+    public long StreamAcks;
     /// <summary>Requests naming no known command (they have no id of their own; INFO total_error_replies).</summary>
     public long UnknownCommands;
     /// <summary>Handlers that threw: the error reply was the server's fault (INFO unexpected_error_replies).</summary>
@@ -142,6 +146,18 @@ public sealed class ThreadCounters
             misses += Volatile.Read(ref row.KeyspaceMisses);
         }
         return (hits, misses);
+    }
+
+    /// <summary>Stream entries delivered to consumer groups and acknowledged, summed over every thread.</summary>
+    public static (long Deliveries, long Acks) StreamTotals()
+    {
+        long deliveries = 0, acks = 0;
+        foreach (var row in All())
+        {
+            deliveries += Volatile.Read(ref row.StreamDeliveries);
+            acks += Volatile.Read(ref row.StreamAcks);
+        }
+        return (deliveries, acks);
     }
 
     /// <summary>CONFIG RESETSTAT: racy by design; a concurrent increment may survive the reset.</summary>

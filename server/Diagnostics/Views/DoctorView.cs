@@ -18,32 +18,38 @@ public static class DoctorView
     public const int HistorySeconds = 600;
 
     /// <param name="walkKeyspace">False for looks made in the background (the package triggers), which must not hold every shard.</param>
-    public static DoctorInput Input(DataServer server, bool walkKeyspace = true) => new()
+    public static DoctorInput Input(DataServer server, bool walkKeyspace = true)
     {
-        TakenUnixMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
-        Info = InfoView.Build(server, []),
-        // The rules look back five minutes at most: ten are plenty, and a sixth of the hour's copy.
-        History = server.Sampler.History.Window(DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - HistorySeconds * 1000, long.MaxValue),
-        // The thread list the sampler read this second, and no per-thread I/O counters (no rule
-        // reads them): two /proc files per thread less on each look.
-        Threads = ThreadView.Build(server.Sampler.ThreadCpu, server.Sampler.LastKernelThreads, includeKernelIo: false),
-        Clients = ClientView.Build(server),
-        ClosedClients = server.Clients.Closed.Recent(),
-        Commands = CommandView.Build(server),
-        Latency = LatencyView.Build(server),
-        SlowLog = SlowLogView.Build(server),
-        SlowSummary = SlowLogView.Summary(server),
-        Memory = MemoryView.Build(server),
-        HotKeys = HotKeysView.Build(server),
-        // The walk holds every shard: only when the memory rule will name the biggest keys.
-        Keyspace = walkKeyspace && MemoryNearLimitRule.Applies(server.Keyspace.Eviction.UsedMemory, server.Keyspace.Eviction.MaxMemory) ? KeyspaceView.Build(server) : null,
-        Runtime = RuntimeView.Build(),
-        Environment = EnvironmentView.Build(),
-        DiskIo = DiskIoView.Build(),
-        Monitor = server.Monitor.Report(),
-        Config = Redaction.Settings(server.Config),
-        InFlight = InFlightView.Build(),
-    };
+        var input = new DoctorInput
+        {
+            TakenUnixMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
+            Info = InfoView.Build(server, []),
+            // The rules look back five minutes at most: ten are plenty, and a sixth of the hour's copy.
+            History = server.Sampler.History.Window(DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - HistorySeconds * 1000, long.MaxValue),
+            // The thread list the sampler read this second, and no per-thread I/O counters (no rule
+            // reads them): two /proc files per thread less on each look.
+            Threads = ThreadView.Build(server.Sampler.ThreadCpu, server.Sampler.LastKernelThreads, includeKernelIo: false),
+            Clients = ClientView.Build(server),
+            ClosedClients = server.Clients.Closed.Recent(),
+            Commands = CommandView.Build(server),
+            Latency = LatencyView.Build(server),
+            SlowLog = SlowLogView.Build(server),
+            SlowSummary = SlowLogView.Summary(server),
+            Memory = MemoryView.Build(server),
+            HotKeys = HotKeysView.Build(server),
+            Runtime = RuntimeView.Build(),
+            Environment = EnvironmentView.Build(),
+            DiskIo = DiskIoView.Build(),
+            Monitor = server.Monitor.Report(),
+            Config = Redaction.Settings(server.Config),
+            InFlight = InFlightView.Build(),
+        };
+        // The walk holds every shard: only when a rule will name what it finds (the biggest keys
+        // for memory near maxmemory, the consumer groups whose pending lists grow).
+        bool wanted = MemoryNearLimitRule.Applies(server.Keyspace.Eviction.UsedMemory, server.Keyspace.Eviction.MaxMemory)
+            || StreamPendingRule.GrowthSeen(input.RecentCount(MetricNames.StreamDeliveriesPerSecond, 300), input.RecentCount(MetricNames.StreamAcksPerSecond, 300));
+        return walkKeyspace && wanted ? input with { Keyspace = KeyspaceView.Build(server) } : input;
+    }
 
     public static DoctorReport Examine(DataServer server, bool walkKeyspace = true) => DoctorRules.Examine(Input(server, walkKeyspace));
 }

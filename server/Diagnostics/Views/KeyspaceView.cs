@@ -20,12 +20,15 @@ public static unsafe class KeyspaceView
     /// </summary>
     public const int ShardWaitMillis = 250;
     private const int BiggestKept = 20;
+    private const int GroupsKept = 20;
     private const int NameShown = 64;
 
     public static KeyspaceReport Build(DataServer server)
     {
         var keyspace = server.Keyspace;
-        var walker = new Walker(new long[5], new long[5], new long[5], new List<(long, int, nint)>(BiggestKept + 1));
+        int typeCount = Enum.GetValues<Engine.ValueType>().Length;
+        var walker = new Walker(new long[typeCount], new long[typeCount], new long[typeCount], new List<(long, int, nint)>(BiggestKept + 1),
+            new List<StreamGroupSummary>(GroupsKept + 1), DateTimeOffset.UtcNow.ToUnixTimeMilliseconds());
         var biggest = new List<BigKey>();
         long total = 0;
         var watch = Stopwatch.StartNew();
@@ -53,7 +56,7 @@ public static unsafe class KeyspaceView
         if (!walked)
             return Unavailable(server);
         var types = new List<KeyTypeSummary>();
-        foreach (Engine.ValueType type in (ReadOnlySpan<Engine.ValueType>)[Engine.ValueType.String, Engine.ValueType.List, Engine.ValueType.Set, Engine.ValueType.SortedSet, Engine.ValueType.Hash])
+        foreach (Engine.ValueType type in Enum.GetValues<Engine.ValueType>())
         {
             int t = (int)type;
             types.Add(new KeyTypeSummary(Encoding.ASCII.GetString(ValueTypeNames.Of(type)), walker.Keys[t], walker.Elements[t], walker.Bytes[t]));
@@ -66,6 +69,7 @@ public static unsafe class KeyspaceView
             WalkMilliseconds = watch.Elapsed.TotalMilliseconds,
             Types = types,
             Biggest = biggest,
+            StreamGroups = walker.Groups,
             TakenUnixMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
         };
         server.LastKeyspaceReport = report;
@@ -112,12 +116,14 @@ public static unsafe class KeyspaceView
         return text.ToString();
     }
 
-    private struct Walker(long[] keys, long[] elements, long[] bytes, List<(long, int, nint)> top) : IEntryVisitor
+    private struct Walker(long[] keys, long[] elements, long[] bytes, List<(long, int, nint)> top, List<StreamGroupSummary> groups, long nowMs) : IEntryVisitor
     {
         public readonly long[] Keys = keys;
         public readonly long[] Elements = elements;
         public readonly long[] Bytes = bytes;
         public readonly List<(long Bytes, int Database, nint Entry)> Top = top;
+        /// <summary>The stream groups with the most pending entries, most first.</summary>
+        public readonly List<StreamGroupSummary> Groups = groups;
         public long Walked;
         public int Database;
 
@@ -131,6 +137,8 @@ public static unsafe class KeyspaceView
             Keys[type]++;
             Elements[type] += Values.Length(entry);
             Bytes[type] += size;
+            if (entry->Type == Engine.ValueType.Stream && Values.Stream(entry)->Groups != null)
+                AddGroups(entry);
             // Top stays sorted, biggest first: a key joins when there is room or it beats the smallest.
             if (Top.Count < BiggestKept || size > Top[^1].Bytes)
             {
@@ -138,6 +146,26 @@ public static unsafe class KeyspaceView
                 Top.Sort(static (a, b) => b.Bytes.CompareTo(a.Bytes));
                 if (Top.Count > BiggestKept)
                     Top.RemoveAt(Top.Count - 1);
+            }
+        }
+
+        /// <summary>Each group of the stream: kept when it has pending entries and is among the most pending.</summary>
+        private readonly void AddGroups(Entry* entry)
+        {
+            var stream = Values.Stream(entry);
+            foreach (var (name, pointer) in stream->Groups->Sorted())
+            {
+                var group = (DataTypes.Streams.ConsumerGroup*)pointer;
+                long pending = group->Pending->Count;
+                if (pending == 0 || (Groups.Count >= GroupsKept && pending <= Groups[^1].Pending))
+                    continue;
+                var oldest = group->Pending->At(group->Pending->From(DataTypes.Streams.StreamId.Min));
+                Groups.Add(new StreamGroupSummary(Database, Printable(Entry.KeyOf(entry)), Printable(name), group->ConsumerCount, pending,
+                    Math.Max(0, nowMs - (long)Math.Min(oldest->Id.Ms, (ulong)long.MaxValue)), Math.Max(0, nowMs - oldest->DeliveryTime),
+                    DataTypes.Streams.StreamLag.TryLag(stream, group, out long lag) ? lag : null, group->LastDelivered.ToString()));
+                Groups.Sort(static (a, b) => b.Pending.CompareTo(a.Pending));
+                if (Groups.Count > GroupsKept)
+                    Groups.RemoveAt(Groups.Count - 1);
             }
         }
     }

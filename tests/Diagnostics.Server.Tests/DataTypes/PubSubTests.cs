@@ -203,6 +203,13 @@ public sealed class PubSubTests
             ["BITFIELD", "bm", "INCRBY", "u8", "8", "1"], ["BITFIELD", "bm", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "9"], ["BITOP", "OR", "bo", "bm", "bm"],
             ["BITOP", "AND", "bo", "nokey1"], ["BITOP", "AND", "bo2", "nokey1"], ["RPUSH", "sl", "2", "1"], ["SORT", "sl", "STORE", "sd"],
             ["SORT", "nokey2", "STORE", "sd"], ["SORT", "nokey2", "STORE", "sd"], ["SORT", "sl"],
+            ["XADD", "xs", "1-0", "f", "v"], ["XADD", "xs", "MAXLEN", "1", "2-0", "f", "v"], ["XADD", "xs", "NOMKSTREAM", "3-0", "f", "v"],
+            ["XADD", "nostream", "NOMKSTREAM", "3-0", "f", "v"], ["XDEL", "xs", "1-0"], ["XDEL", "xs", "3-0"], ["XTRIM", "xs", "MAXLEN", "5"],
+            ["XTRIM", "xs", "MAXLEN", "0"], ["XSETID", "xs", "9-0"], ["XGROUP", "CREATE", "xs", "g", "$"], ["XGROUP", "CREATE", "xm", "g", "$", "MKSTREAM"],
+            ["XGROUP", "CREATECONSUMER", "xs", "g", "c1"], ["XGROUP", "CREATECONSUMER", "xs", "g", "c1"], ["XADD", "xs", "10-0", "f", "v"],
+            ["XREADGROUP", "GROUP", "g", "c2", "STREAMS", "xs", ">"], ["XCLAIM", "xs", "g", "c3", "0", "10-0"], ["XAUTOCLAIM", "xs", "g", "c4", "0", "0"],
+            ["XACK", "xs", "g", "10-0"], ["XGROUP", "SETID", "xs", "g", "0"], ["XGROUP", "DELCONSUMER", "xs", "g", "c1"], ["XGROUP", "DELCONSUMER", "xs", "g", "nobody"],
+            ["XGROUP", "DESTROY", "xs", "g"], ["XGROUP", "DESTROY", "xs", "g"],
             ["SET", "gone", "v", "PX", "1"],
         ];
         using var ours = ServerProcess.Start();
