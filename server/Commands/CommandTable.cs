@@ -22,6 +22,7 @@ public sealed class CommandTable
         SetCommands.Register(this);
         ListCommands.Register(this);
         SortedSetCommands.Register(this);
+        GeoCommands.Register(this);
         BlockingCommands.Register(this);
         TransactionCommands.Register(this);
         ScriptingCommands.Register(this);
