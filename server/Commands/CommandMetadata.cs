@@ -54,7 +54,8 @@ public static class CommandMetadata
         foreach (var (flag, name) in FlagNames)
             if ((spec.Flags & flag) != 0)
                 names.Add(name);
-        if (spec.KeyCountIndex > 0)
+        // Keys found by counting (numkeys) or by keyword (SORT's and GEORADIUS's STORE).
+        if (spec.KeyCountIndex > 0 || spec.StoreKey is not null)
             names.Add("movablekeys");
         return names;
     }

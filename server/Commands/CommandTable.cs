@@ -23,6 +23,7 @@ public sealed class CommandTable
         ListCommands.Register(this);
         SortedSetCommands.Register(this);
         StreamCommands.Register(this);
+        GeoCommands.Register(this);
         BlockingCommands.Register(this);
         TransactionCommands.Register(this);
         ScriptingCommands.Register(this);

@@ -6,7 +6,8 @@ namespace Diagnostics.Server.PubSub;
 /// <summary>
 /// The keyspace event each write command publishes for the keys it changed, with Redis's names
 /// and classes. Commands that publish events of their own (DEL for the keys really deleted,
-/// RENAME's rename_from/rename_to, the moves, the multi-key pops, ZADD's zadd or zincr) are not
+/// RENAME's rename_from/rename_to, the moves, the multi-key pops, ZADD's zadd or zincr, GEOADD's
+/// zadd, SORT's sortstore, the geo STORE forms' georadiusstore/geosearchstore or del) are not
 /// listed here.
 /// </summary>
 public static class CommandEvents

@@ -44,6 +44,12 @@ public sealed class DataTypePersistenceTests
         ["XADD", "x:trim", "MAXLEN", "2", "1-0", "a", "1"], ["XADD", "x:trim", "MAXLEN", "2", "2-0", "a", "2"], ["XADD", "x:trim", "MAXLEN", "2", "3-0", "a", "3"],
         ["XADD", "x:empty", "5-0", "a", "1"], ["XDEL", "x:empty", "5-0"], ["XSETID", "x:empty", "9-9", "ENTRIESADDED", "12", "MAXDELETEDID", "7-0"],
         ["XGROUP", "CREATE", "x:mk", "g", "$", "MKSTREAM"],
+        // Geo (sorted sets of geohashes): GEOADD is logged as ZADD, the STORE forms as DEL + ZADD of what they stored.
+        ["GEOADD", "geo:a", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania", "2.3522", "48.8566", "Paris"],
+        ["GEOADD", "geo:a", "XX", "CH", "13.4", "38.1", "Palermo", "0", "0", "ignored"], ["GEOADD", "geo:a", "NX", "1", "1", "Paris", "180", "85.05112878", "corner"],
+        ["GEOSEARCHSTORE", "geo:near", "geo:a", "FROMLONLAT", "15", "37", "BYRADIUS", "300", "km", "STOREDIST"],
+        ["GEORADIUS", "geo:a", "15", "37", "2000", "mi", "COUNT", "2", "DESC", "STORE", "geo:far"],
+        ["GEORADIUSBYMEMBER", "geo:a", "Paris", "1", "km", "STOREDIST", "geo:paris"], ["GEORADIUS", "geo:a", "0", "0", "1", "km", "STORE", "geo:none"],
         // Expiry and generic commands on aggregates.
         ["HSET", "ttl:h", "f", "v"], ["PEXPIRE", "ttl:h", "900000"], ["RPUSH", "ttl:l", "x"], ["EXPIREAT", "ttl:l", "4102444800"],
         ["SADD", "ttl:s", "m"], ["EXPIRE", "ttl:s", "800"], ["SADD", "ttl:s", "n"],
@@ -87,6 +93,10 @@ public sealed class DataTypePersistenceTests
             Assert.False(c.Call("SPOP", "s:union", "2").IsError);
             Assert.False(c.Call("HINCRBYFLOAT", "h:b", "pi", "1e-3").IsError);
             Assert.False(c.Call("LMPOP", "1", "big:l", "LEFT", "COUNT", "3").IsError);
+            RespAssert.Integer(1, c.Call("GEOADD", "geo:a", "12.496366", "41.902782", "Rome"));
+            RespAssert.Integer(3, c.Call("GEOSEARCHSTORE", "geo:near", "geo:a", "FROMMEMBER", "Rome", "BYRADIUS", "1000", "km", "STOREDIST", "ASC"));
+            RespAssert.Integer(1, c.Call("GEORADIUS", "geo:a", "15", "37", "1000", "km", "COUNT", "1", "STORE", "geo:far"));
+            RespAssert.Integer(0, c.Call("GEOSEARCHSTORE", "geo:paris", "geo:a", "FROMLONLAT", "0", "0", "BYBOX", "1", "1", "km"));
             written = DatasetSnapshot.Read(c);
             c.Send("SHUTDOWN", "NOSAVE");
             Assert.True(server.WaitForExit(TimeSpan.FromSeconds(30)), "SHUTDOWN did not stop the server");
@@ -95,7 +105,7 @@ public sealed class DataTypePersistenceTests
         using (var server = ServerProcess.Start("--appendonly", "yes", "--dir", dir.Path))
         using (var c = server.Connect())
         {
-            DatasetSnapshot.Read(c).AssertSameAs(written, "after a restart that replayed SPOP, HINCRBYFLOAT and LMPOP");
+            DatasetSnapshot.Read(c).AssertSameAs(written, "after a restart that replayed SPOP, HINCRBYFLOAT, LMPOP and the geo writes");
             Assert.StartsWith("Background append only file rewriting", c.Call("BGREWRITEAOF").Text);
             Poll.Until(() => InfoFields.Get(c, "persistence", "aof_rewrite_in_progress") == "0", "the rewrite to finish");
             c.Send("SHUTDOWN", "NOSAVE");

@@ -210,6 +210,14 @@ public sealed class PubSubTests
             ["XREADGROUP", "GROUP", "g", "c2", "STREAMS", "xs", ">"], ["XCLAIM", "xs", "g", "c3", "0", "10-0"], ["XAUTOCLAIM", "xs", "g", "c4", "0", "0"],
             ["XACK", "xs", "g", "10-0"], ["XGROUP", "SETID", "xs", "g", "0"], ["XGROUP", "DELCONSUMER", "xs", "g", "c1"], ["XGROUP", "DELCONSUMER", "xs", "g", "nobody"],
             ["XGROUP", "DESTROY", "xs", "g"], ["XGROUP", "DESTROY", "xs", "g"],
+            // GEOADD publishes ZADD's zadd (only when something changed); the STORE forms georadiusstore or geosearchstore, del when they only delete.
+            ["GEOADD", "g", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"], ["GEOADD", "g", "NX", "1", "1", "Palermo"],
+            ["GEOADD", "g", "XX", "CH", "13.4", "38.1", "Palermo", "1", "1", "nobody"], ["GEORADIUS", "g", "15", "37", "200", "km"],
+            ["GEORADIUS", "g", "15", "37", "200", "km", "STORE", "gd"], ["GEORADIUSBYMEMBER", "g", "Palermo", "1", "m", "STOREDIST", "gd"],
+            ["GEORADIUS", "g", "0", "0", "1", "km", "STORE", "gd"], ["GEORADIUS", "g", "0", "0", "1", "km", "STORE", "gd"],
+            ["GEOSEARCHSTORE", "gs", "g", "FROMMEMBER", "Catania", "BYRADIUS", "500", "km", "STOREDIST"], ["GEOSEARCHSTORE", "g", "g", "FROMMEMBER", "Catania", "BYRADIUS", "1", "km"],
+            ["GEOSEARCHSTORE", "gs", "nokey3", "FROMMEMBER", "x", "BYRADIUS", "1", "km"], ["GEOSEARCHSTORE", "gs", "nokey3", "FROMMEMBER", "x", "BYRADIUS", "1", "km"],
+            ["GEOSEARCH", "gs", "FROMLONLAT", "15", "37", "BYRADIUS", "500", "km"], ["GEORADIUSBYMEMBER", "nokey3", "x", "1", "km", "STORE", "g"],
             ["SET", "gone", "v", "PX", "1"],
         ];
         using var ours = ServerProcess.Start();
