@@ -835,7 +835,9 @@ public static class HyperLogLog
         }
 
         WriteEmptyDense(dense);
-        int capacity = Math.Max(sparseMaxBytes, EmptySparseLength) + MaxSparseGrowth;
+        // A sparse value these edits make never passes a byte per register (an XZERO covers 65 or
+        // more), so a huge hll-sparse-max-bytes (Redis takes up to LONG_MAX) needs no bigger buffer.
+        int capacity = Math.Min(Math.Max(sparseMaxBytes, EmptySparseLength), HeaderSize + RegisterCount) + MaxSparseGrowth;
         var sparse = new byte[capacity];
         int sparseLength = EmptySparseLength;
         WriteEmptySparse(sparse);

@@ -35,6 +35,11 @@ public sealed class DataTypePersistenceTests
         ["BITOP", "XOR", "b:xor", "b:a", "b:x"], ["BITFIELD", "b:a", "OVERFLOW", "FAIL", "INCRBY", "u8", "#3", "100"], ["BITOP", "NOT", "b:not", "b:x"],
         ["SORT", "s:a", "ALPHA", "STORE", "sort:alpha"], ["SORT", "z:a", "BY", "nosort", "DESC", "STORE", "sort:z"],
         ["MSET", "w:a", "3", "w:b", "1", "w:c", "2"], ["SORT", "s:b", "BY", "w:*", "GET", "#", "GET", "w:*", "STORE", "sort:by"],
+        // HyperLogLogs: sparse, promoted, merged, converted by PFDEBUG, with PFCOUNT's cache writes.
+        ["PFADD", "hll:a", "a", "b", "c"], ["PFCOUNT", "hll:a"], ["PFADD", "hll:a", "d"], ["PFADD", "hll:empty"],
+        ["PFADD", "hll:big", .. Enumerable.Range(0, 3000).Select(i => "e" + i)], ["PFCOUNT", "hll:big"],
+        ["PFMERGE", "hll:merged", "hll:a", "hll:big"], ["PFADD", "hll:b", "x", "y"], ["PFDEBUG", "TODENSE", "hll:b"], ["PFCOUNT", "hll:b"],
+        ["PFMERGE", "hll:a", "hll:b"],
         // Expiry and generic commands on aggregates.
         ["HSET", "ttl:h", "f", "v"], ["PEXPIRE", "ttl:h", "900000"], ["RPUSH", "ttl:l", "x"], ["EXPIREAT", "ttl:l", "4102444800"],
         ["SADD", "ttl:s", "m"], ["EXPIRE", "ttl:s", "800"], ["SADD", "ttl:s", "n"],
@@ -78,6 +83,8 @@ public sealed class DataTypePersistenceTests
             Assert.False(c.Call("SPOP", "s:union", "2").IsError);
             Assert.False(c.Call("HINCRBYFLOAT", "h:b", "pi", "1e-3").IsError);
             Assert.False(c.Call("LMPOP", "1", "big:l", "LEFT", "COUNT", "3").IsError);
+            RespAssert.Integer(1, c.Call("PFADD", "hll:a", "after-restart"));
+            Assert.False(c.Call("PFCOUNT", "hll:a").IsError);
             written = DatasetSnapshot.Read(c);
             c.Send("SHUTDOWN", "NOSAVE");
             Assert.True(server.WaitForExit(TimeSpan.FromSeconds(30)), "SHUTDOWN did not stop the server");

@@ -203,6 +203,9 @@ public sealed class PubSubTests
             ["BITFIELD", "bm", "INCRBY", "u8", "8", "1"], ["BITFIELD", "bm", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "9"], ["BITOP", "OR", "bo", "bm", "bm"],
             ["BITOP", "AND", "bo", "nokey1"], ["BITOP", "AND", "bo2", "nokey1"], ["RPUSH", "sl", "2", "1"], ["SORT", "sl", "STORE", "sd"],
             ["SORT", "nokey2", "STORE", "sd"], ["SORT", "nokey2", "STORE", "sd"], ["SORT", "sl"],
+            ["PFADD", "hl", "a", "b"], ["PFADD", "hl", "a"], ["PFADD", "hl2"], ["PFADD", "hl2"], ["PFCOUNT", "hl"], ["PFCOUNT", "hl", "hl2"],
+            ["PFMERGE", "hm", "hl", "hl2"], ["PFMERGE", "hm"], ["PFDEBUG", "DECODE", "hl2"], ["PFDEBUG", "TODENSE", "hl"],
+            ["PFDEBUG", "GETREG", "hl2"], ["PFDEBUG", "ENCODING", "hl"], ["PFADD", "hl", "c"],
             ["SET", "gone", "v", "PX", "1"],
         ];
         using var ours = ServerProcess.Start();
