@@ -18,6 +18,7 @@ public sealed class CommandTable
         ClientCommands.Register(this);
         StringCommands.Register(this);
         BitmapCommands.Register(this);
+        HyperLogLogCommands.Register(this);
         HashCommands.Register(this);
         SetCommands.Register(this);
         ListCommands.Register(this);

@@ -155,6 +155,9 @@ public sealed class ServerConfig
             return null;
         }));
 
+        // HyperLogLog values are Redis's own format, so the sparse form's ceiling is a real setting.
+        Memory("hll-sparse-max-bytes", () => HllSparseMaxBytes, v => HllSparseMaxBytes = v, 0, long.MaxValue);
+
         // Redis tunables that shape internal encodings or features this server does not have:
         // accepted and reported so configuration files and tools written for Redis keep working.
         foreach (var (name, value) in InertDefaults)
@@ -281,6 +284,12 @@ public sealed class ServerConfig
     /// <summary>notify-keyspace-events, parsed.</summary>
     public Engine.KeyspaceEventTypes NotifyKeyspaceEvents { get; private set; }
     public event Action? NotifyKeyspaceEventsChanged;
+
+    /// <summary>
+    /// hll-sparse-max-bytes: the longest a sparse HyperLogLog may grow before PFADD and PFMERGE
+    /// make it dense (Redis's 0..LONG_MAX, default 3000).
+    /// </summary>
+    public long HllSparseMaxBytes { get; private set; } = DataTypes.HyperLogLog.DefaultSparseMaxBytes;
 
     /// <summary>slowlog-log-slower-than, microseconds: negative turns the slow log off, 0 logs every command.</summary>
     public long SlowLogSlowerThanMicros { get; private set; } = 10_000;
@@ -472,7 +481,6 @@ public sealed class ServerConfig
         ("set-max-intset-entries", "512"), ("set-max-listpack-entries", "128"), ("set-max-listpack-value", "64"),
         ("zset-max-listpack-entries", "128"), ("zset-max-listpack-value", "64"),
         ("zset-max-ziplist-entries", "128"), ("zset-max-ziplist-value", "64"),
-        ("hll-sparse-max-bytes", "3000"),
         ("activerehashing", "yes"), ("lazyfree-lazy-eviction", "no"), ("lazyfree-lazy-expire", "no"),
         ("lazyfree-lazy-server-del", "no"), ("lazyfree-lazy-user-del", "no"), ("lazyfree-lazy-user-flush", "no"),
         ("activedefrag", "no"), ("save", ""), ("aof-use-rdb-preamble", "no"), ("aof-timestamp-enabled", "no"),

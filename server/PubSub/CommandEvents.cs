@@ -18,6 +18,8 @@ public static class CommandEvents
         ("psetex", KeyspaceEventTypes.String, "set"), ("getset", KeyspaceEventTypes.String, "set"), ("mset", KeyspaceEventTypes.String, "set"),
         ("msetnx", KeyspaceEventTypes.String, "set"), ("append", KeyspaceEventTypes.String, "append"), ("setrange", KeyspaceEventTypes.String, "setrange"),
         ("setbit", KeyspaceEventTypes.String, "setbit"),
+        // PFMERGE raises "pfadd" too, for its destination only (its WrittenKey).
+        ("pfadd", KeyspaceEventTypes.String, "pfadd"), ("pfmerge", KeyspaceEventTypes.String, "pfadd"),
         ("incr", KeyspaceEventTypes.String, "incrby"), ("decr", KeyspaceEventTypes.String, "decrby"), ("incrby", KeyspaceEventTypes.String, "incrby"),
         ("decrby", KeyspaceEventTypes.String, "decrby"), ("incrbyfloat", KeyspaceEventTypes.String, "incrbyfloat"),
         ("getdel", KeyspaceEventTypes.Generic, "del"),

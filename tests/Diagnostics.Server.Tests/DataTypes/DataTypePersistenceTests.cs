@@ -50,6 +50,11 @@ public sealed class DataTypePersistenceTests
         ["GEOSEARCHSTORE", "geo:near", "geo:a", "FROMLONLAT", "15", "37", "BYRADIUS", "300", "km", "STOREDIST"],
         ["GEORADIUS", "geo:a", "15", "37", "2000", "mi", "COUNT", "2", "DESC", "STORE", "geo:far"],
         ["GEORADIUSBYMEMBER", "geo:a", "Paris", "1", "km", "STOREDIST", "geo:paris"], ["GEORADIUS", "geo:a", "0", "0", "1", "km", "STORE", "geo:none"],
+        // HyperLogLogs: sparse, promoted, merged, converted by PFDEBUG, with PFCOUNT's cache writes.
+        ["PFADD", "hll:a", "a", "b", "c"], ["PFCOUNT", "hll:a"], ["PFADD", "hll:a", "d"], ["PFADD", "hll:empty"],
+        ["PFADD", "hll:big", .. Enumerable.Range(0, 3000).Select(i => "e" + i)], ["PFCOUNT", "hll:big"],
+        ["PFMERGE", "hll:merged", "hll:a", "hll:big"], ["PFADD", "hll:b", "x", "y"], ["PFDEBUG", "TODENSE", "hll:b"], ["PFCOUNT", "hll:b"],
+        ["PFMERGE", "hll:a", "hll:b"],
         // Expiry and generic commands on aggregates.
         ["HSET", "ttl:h", "f", "v"], ["PEXPIRE", "ttl:h", "900000"], ["RPUSH", "ttl:l", "x"], ["EXPIREAT", "ttl:l", "4102444800"],
         ["SADD", "ttl:s", "m"], ["EXPIRE", "ttl:s", "800"], ["SADD", "ttl:s", "n"],
@@ -97,6 +102,8 @@ public sealed class DataTypePersistenceTests
             RespAssert.Integer(3, c.Call("GEOSEARCHSTORE", "geo:near", "geo:a", "FROMMEMBER", "Rome", "BYRADIUS", "1000", "km", "STOREDIST", "ASC"));
             RespAssert.Integer(1, c.Call("GEORADIUS", "geo:a", "15", "37", "1000", "km", "COUNT", "1", "STORE", "geo:far"));
             RespAssert.Integer(0, c.Call("GEOSEARCHSTORE", "geo:paris", "geo:a", "FROMLONLAT", "0", "0", "BYBOX", "1", "1", "km"));
+            RespAssert.Integer(1, c.Call("PFADD", "hll:a", "after-restart"));
+            Assert.False(c.Call("PFCOUNT", "hll:a").IsError);
             written = DatasetSnapshot.Read(c);
             c.Send("SHUTDOWN", "NOSAVE");
             Assert.True(server.WaitForExit(TimeSpan.FromSeconds(30)), "SHUTDOWN did not stop the server");

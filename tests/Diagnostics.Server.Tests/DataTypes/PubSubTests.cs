@@ -218,6 +218,9 @@ public sealed class PubSubTests
             ["GEOSEARCHSTORE", "gs", "g", "FROMMEMBER", "Catania", "BYRADIUS", "500", "km", "STOREDIST"], ["GEOSEARCHSTORE", "g", "g", "FROMMEMBER", "Catania", "BYRADIUS", "1", "km"],
             ["GEOSEARCHSTORE", "gs", "nokey3", "FROMMEMBER", "x", "BYRADIUS", "1", "km"], ["GEOSEARCHSTORE", "gs", "nokey3", "FROMMEMBER", "x", "BYRADIUS", "1", "km"],
             ["GEOSEARCH", "gs", "FROMLONLAT", "15", "37", "BYRADIUS", "500", "km"], ["GEORADIUSBYMEMBER", "nokey3", "x", "1", "km", "STORE", "g"],
+            ["PFADD", "hl", "a", "b"], ["PFADD", "hl", "a"], ["PFADD", "hl2"], ["PFADD", "hl2"], ["PFCOUNT", "hl"], ["PFCOUNT", "hl", "hl2"],
+            ["PFMERGE", "hm", "hl", "hl2"], ["PFMERGE", "hm"], ["PFDEBUG", "DECODE", "hl2"], ["PFDEBUG", "TODENSE", "hl"],
+            ["PFDEBUG", "GETREG", "hl2"], ["PFDEBUG", "ENCODING", "hl"], ["PFADD", "hl", "c"],
             ["SET", "gone", "v", "PX", "1"],
         ];
         using var ours = ServerProcess.Start();
