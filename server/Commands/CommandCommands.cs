@@ -159,7 +159,8 @@ public static class CommandCommands
             c.Error("ERR Invalid number of arguments specified for command");
             return;
         }
-        var keys = new KeyPositions(spec, argc, spec.KeyCountIndex > 0 && spec.KeyCountIndex < argc ? c.Arg(spec.KeyCountIndex + 2) : default);
+        // The command's own arguments, so keys named by keyword (STORE, STREAMS) are found too.
+        var keys = KeyPositions.Of(spec, c.Args.From(2));
         int count = 0;
         if (keys.Valid)
             foreach (int k in keys)

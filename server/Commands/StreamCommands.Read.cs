@@ -41,7 +41,7 @@ public static unsafe partial class StreamCommands
         });
     }
 
-    /// <summary>The keys after STREAMS (half of what follows it), found as Redis's xreadGetKeys finds them.</summary>
+    /// <summary>The keys after STREAMS (half of what follows it), found as Redis's key spec finds them.</summary>
     private static (int First, int Last) ReadKeys(ArgList args)
     {
         for (int i = 1; i < args.Count; i++)
@@ -55,8 +55,10 @@ public static unsafe partial class StreamCommands
                 continue;
             else if (NumberFormat.EqualsIgnoreCase(arg, "streams"u8))
             {
+                // Half of what follows, rounded down, as Redis's key spec reads it (an odd count is
+                // the handler's error to report).
                 int after = args.Count - i - 1;
-                return after == 0 || after % 2 != 0 ? (0, -1) : (i + 1, i + after / 2);
+                return after < 2 ? (0, -1) : (i + 1, i + after / 2);
             }
             else
                 break;

@@ -236,7 +236,16 @@ public readonly unsafe ref struct ArgList
         _slots = new ReadOnlySpan<ArgSlot>(args, first, count);
     }
 
+    private ArgList(byte* arena, ReadOnlySpan<ArgSlot> slots)
+    {
+        _arena = arena;
+        _slots = slots;
+    }
+
     public int Count => _slots.Length;
+
+    /// <summary>The arguments from <paramref name="first"/> on, as a command of their own (COMMAND GETKEYS).</summary>
+    public ArgList From(int first) => new(_arena, _slots[first..]);
 
     public ReadOnlySpan<byte> this[int index]
     {

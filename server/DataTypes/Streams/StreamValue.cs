@@ -207,19 +207,7 @@ public unsafe struct StreamValue
             _head = 0;
             return;
         }
-        if (_nodes != null)
-            _nodeBytes -= TrackedAllocator.ChargedSize((byte*)_nodes);
-        int capacity = Math.Max(4, _capacity * 2);
-        var fresh = (StreamNode*)TrackedAllocator.Alloc((nuint)((long)capacity * sizeof(StreamNode)));
-        if (_nodes != null)
-        {
-            Buffer.MemoryCopy(_nodes + _head, fresh, (long)capacity * sizeof(StreamNode), (long)_nodeCount * sizeof(StreamNode));
-            TrackedAllocator.Free((byte*)_nodes);
-        }
-        _nodes = fresh;
-        _head = 0;
-        _capacity = capacity;
-        _nodeBytes += TrackedAllocator.ChargedSize((byte*)_nodes);
+        ResizeNodes(Math.Max(4, _capacity * 2));
     }
 
     /// <summary>Points <paramref name="node"/> at its listpack after a change that may have moved it, keeping the charged total.</summary>
@@ -244,6 +232,24 @@ public unsafe struct StreamValue
         _nodeCount--;
         if (_nodeCount == 0)
             _head = 0;
+        // A stream trimmed far below its peak gives the node array's room back.
+        if (_capacity > 16 && _nodeCount <= _capacity / 4)
+            ResizeNodes(Math.Max(16, _capacity / 2));
+    }
+
+    private void ResizeNodes(int capacity)
+    {
+        var fresh = (StreamNode*)TrackedAllocator.Alloc((nuint)((long)capacity * sizeof(StreamNode)));
+        if (_nodes != null)
+        {
+            Buffer.MemoryCopy(_nodes + _head, fresh, (long)capacity * sizeof(StreamNode), (long)_nodeCount * sizeof(StreamNode));
+            _nodeBytes -= TrackedAllocator.ChargedSize((byte*)_nodes);
+            TrackedAllocator.Free((byte*)_nodes);
+        }
+        _nodes = fresh;
+        _head = 0;
+        _capacity = capacity;
+        _nodeBytes += TrackedAllocator.ChargedSize((byte*)_nodes);
     }
 
     // ---- finding -----------------------------------------------------------------------------

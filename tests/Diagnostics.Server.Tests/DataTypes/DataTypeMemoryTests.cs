@@ -4,7 +4,7 @@ using Diagnostics.Server.Tests.Infrastructure;
 namespace Diagnostics.Server.Tests.DataTypes;
 
 /// <summary>
-/// Memory of hashes, lists, sets and sorted sets as the server accounts it: MEMORY USAGE of a key
+/// Memory of hashes, lists, sets, sorted sets and streams as the server accounts it: MEMORY USAGE of a key
 /// against the growth of used_memory (the tracked allocator's total, so the bytes really held)
 /// when the key was built, the total back at its baseline once the key is gone, and the
 /// per-thread rows still adding up to the total after several clients built values.
@@ -13,7 +13,7 @@ public sealed class DataTypeMemoryTests
 {
     private const int Elements = 20_000;
 
-    public static IEnumerable<object[]> Types => [["hash"], ["list"], ["set"], ["zset"]];
+    public static IEnumerable<object[]> Types => [["hash"], ["list"], ["set"], ["zset"], ["stream"]];
 
     private static IEnumerable<string[]> Build(string key, string type, int from, int to, int step = 1)
     {
@@ -25,6 +25,8 @@ public sealed class DataTypeMemoryTests
                 "hash" => ["HSET", key, member, "value-" + i],
                 "set" => ["SADD", key, member],
                 "zset" => ["ZADD", key, (i * 0.5).ToString(CultureInfo.InvariantCulture), member],
+                // Entries with the node's fields (values only stored) and, every 7th, fields of their own.
+                "stream" => i % 7 == 0 ? ["XADD", key, $"{i + 1}-0", "other", member] : ["XADD", key, $"{i + 1}-0", "field", member, "n", i.ToString(CultureInfo.InvariantCulture)],
                 // Short and long elements: the list holds up to 7 bytes in place, longer ones apart.
                 _ => ["RPUSH", key, i % 2 == 0 ? "v" + (i % 100) : member],
             };
@@ -67,6 +69,7 @@ public sealed class DataTypeMemoryTests
             "hash" => ["HDEL", "shrink:" + type, .. Enumerable.Range(10, Elements - 10).Select(i => "member:" + i)],
             "set" => ["SREM", "shrink:" + type, .. Enumerable.Range(10, Elements - 10).Select(i => "member:" + i)],
             "zset" => ["ZREMRANGEBYRANK", "shrink:" + type, "10", "-1"],
+            "stream" => ["XTRIM", "shrink:" + type, "MAXLEN", "10"],
             _ => ["LTRIM", "shrink:" + type, "0", "9"],
         };
         Assert.False(c.Call(removeAllButTen).IsError);

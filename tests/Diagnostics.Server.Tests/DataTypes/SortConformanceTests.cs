@@ -46,7 +46,7 @@ public sealed class SortConformanceTests
             "LPUSH o_4 notastring", "SORT l BY o_* ALPHA GET o_*", "SORT l BY w_* GET o_* GET w_*", "SORT_RO l BY w_* GET o_*",
             "SORT l BY w_*_suffix", "MSET w_1_s 3 w_2_s 1", "SORT l BY w_*_s", "SORT l GET *", "SET 1 k1", "SET 3 k3", "SORT l GET *",
             "ZADD z 1 a 2 b 3 c", "SORT z BY nosort", "SORT z BY nosort DESC", "SORT z BY nosort LIMIT 1 1", "SORT z BY nosort DESC LIMIT 0 2",
-            "SADD s c a b", "~SORT s BY nosort", "SORT s BY nosort ALPHA", "MSET sw_a 3 sw_b 1 sw_c 2", "SORT s BY sw_*",
+            "SADD s c a b", "~SORT s BY nosort", "~SORT s BY nosort ALPHA", "MSET sw_a 3 sw_b 1 sw_c 2", "SORT s BY sw_*",
             "SORT s BY sw_* GET # GET sw_*",
         ],
         ["store"] =
@@ -57,6 +57,7 @@ public sealed class SortConformanceTests
             "SADD s c a b", "SORT s BY nosort STORE d2", "LRANGE d2 0 -1", "SORT s BY nosort DESC STORE d2", "LRANGE d2 0 -1",
             "SORT l STORE d STORE d3", "EXISTS d3", "LRANGE d3 0 -1", "SORT l STORE", "SORT_RO l STORE d", "SET ttl x", "EXPIRE ttl 100",
             "SORT l STORE ttl", "TTL ttl", "SORT str STORE d", "RPUSH bad x", "SORT bad STORE d", "LRANGE d 0 -1",
+            "COMMAND GETKEYS SORT l STORE d", "COMMAND GETKEYS SORT l BY w_* GET o_* STORE d2 LIMIT 0 1", "COMMAND GETKEYS SORT_RO l BY w_*",
         ],
         ["errors"] =
         [

@@ -83,7 +83,9 @@ public sealed partial class StreamConformanceTests
             "XREAD COUNT x STREAMS r 0", "XREAD COUNT -5 STREAMS r 0", "XREAD FOO STREAMS r 0", "XREAD STREAMS r x", "XREAD STREAMS r >",
             "XREAD GROUP g c STREAMS r 0", "XREAD NOACK STREAMS r 0", "XREAD BLOCK x STREAMS r 0", "XREAD BLOCK -1 STREAMS r 0",
             "XREAD BLOCK 10 STREAMS r 0", "XREAD BLOCK 10 STREAMS r $", "XREAD COUNT 1", "SET str v", "XREAD STREAMS r str 0 0",
-            "MULTI", "XREAD BLOCK 0 STREAMS r $", "EXEC",
+            "MULTI", "XREAD BLOCK 0 STREAMS r $", "EXEC", "MULTI", "XADD r 9 in multi", "XREAD STREAMS r 8", "EXEC",
+            "COMMAND GETKEYS XREAD COUNT 1 BLOCK 5 STREAMS a b 0 0", "COMMAND GETKEYS XREADGROUP GROUP g c NOACK STREAMS a >",
+            "COMMAND GETKEYS XREAD STREAMS a b 0", "COMMAND GETKEYS XGROUP CREATE k g 0", "COMMAND GETKEYS XINFO STREAM k",
         ],
         ["groups"] =
         [
