@@ -274,9 +274,8 @@ public static unsafe partial class StreamCommands
             c.Reply.Integer(0);
             return;
         }
-        for (int j = 3; j < c.ArgCount; j++)
-            if (!TryId(ref c, j, 0, strict: true, out _))
-                return;
+        if (!AllIdsValid(ref c, 3))
+            return;
         long acknowledged = 0;
         for (int j = 3; j < c.ArgCount; j++)
         {

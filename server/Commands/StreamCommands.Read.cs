@@ -364,8 +364,9 @@ public static unsafe partial class StreamCommands
         consumer->SeenTime = c.NowMs;
         if (kind == ServeKind.History)
         {
+            // From the entry after the one given (the last possible ID stays itself: nothing follows it).
             after.TryIncrement(out StreamId start);
-            WriteHistory(ref c, stream, group, consumer, after == StreamId.Max ? StreamId.Max : start, count);
+            WriteHistory(ref c, stream, group, consumer, start, count);
             return logged;
         }
         return DeliverNew(ref c, key, groupName, stream, group, consumer, after, count, options.NoAck) || logged;

@@ -98,6 +98,18 @@ public static unsafe partial class StreamCommands
         return TryId(ref c, index, missingSeq, strict: false, out id);
     }
 
+    /// <summary>
+    /// Checks every ID from argument <paramref name="first"/> before any is acted on (XDEL, XACK):
+    /// the command runs whole or not at all.
+    /// </summary>
+    private static bool AllIdsValid(ref CommandContext c, int first)
+    {
+        for (int j = first; j < c.ArgCount; j++)
+            if (!TryId(ref c, j, 0, strict: true, out _))
+                return false;
+        return true;
+    }
+
     private static void WriteId(ref CommandContext c, StreamId id)
     {
         Span<byte> text = stackalloc byte[StreamId.MaxTextLength];
@@ -466,10 +478,8 @@ public static unsafe partial class StreamCommands
             c.Reply.Integer(0);
             return;
         }
-        // Every ID is checked before any is deleted: the command runs whole or not at all.
-        for (int j = 2; j < c.ArgCount; j++)
-            if (!TryId(ref c, j, 0, strict: true, out _))
-                return;
+        if (!AllIdsValid(ref c, 2))
+            return;
         long deleted = 0;
         for (int j = 2; j < c.ArgCount; j++)
         {
