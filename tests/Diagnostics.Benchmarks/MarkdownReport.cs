@@ -484,19 +484,20 @@ public static class MarkdownReport
         Line();
         Line("#### Data model memory");
         Line();
-        Line("Each data set loaded through `redis-cli --pipe` into a fresh instance of each server, one server at a time (ours stopped before redis starts); used_memory (INFO memory) and the process's RSS (/proc) read just before and just after.");
+        Line("Each data set loaded through `redis-cli --pipe` into a fresh instance of each server, one server at a time (ours stopped before redis starts); used_memory (INFO memory) and the process's RSS (/proc) read just before and just after. " +
+             "RSS after includes each process's start-up footprint (the .NET runtime's is about 100 MiB, redis-server's about 10 MiB), so for the data itself compare the growths.");
         Line();
         foreach (var set in result.Memory)
             Line($"- {set.Name}: {set.Description}; read back: ours {set.OursCheck}, redis {set.RedisCheck}");
         Line();
-        Line("| Data set | Ours used_memory growth | Redis used_memory growth | **Ours/Redis** | Ours RSS after | Redis RSS after | **Ours/Redis** | Ours RSS growth | Redis RSS growth | Load time ours / redis |");
-        Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        Line("| Data set | Ours used_memory growth | Redis used_memory growth | **Ours/Redis** | Ours RSS after | Redis RSS after | **Ours/Redis** | Ours RSS growth | Redis RSS growth | Ours/Redis | Load time ours / redis |");
+        Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
         foreach (var set in result.Memory)
         {
             long? oursRssGrowth = set.Ours.ResidentAfter - set.Ours.ResidentBefore, redisRssGrowth = set.Redis.ResidentAfter - set.Redis.ResidentBefore;
             Line(string.Create(inv,
                 $"| {set.Name} | {Bytes(set.Ours.UsedMemoryGrowth)} | {Bytes(set.Redis.UsedMemoryGrowth)} | **{Ratio(set.Ours.UsedMemoryGrowth, set.Redis.UsedMemoryGrowth)}** | ") +
-                string.Create(inv, $"{Bytes(set.Ours.ResidentAfter)} | {Bytes(set.Redis.ResidentAfter)} | **{Ratio(set.Ours.ResidentAfter, set.Redis.ResidentAfter)}** | {Bytes(oursRssGrowth)} | {Bytes(redisRssGrowth)} | ") +
+                string.Create(inv, $"{Bytes(set.Ours.ResidentAfter)} | {Bytes(set.Redis.ResidentAfter)} | **{Ratio(set.Ours.ResidentAfter, set.Redis.ResidentAfter)}** | {Bytes(oursRssGrowth)} | {Bytes(redisRssGrowth)} | {Ratio(oursRssGrowth, redisRssGrowth)} | ") +
                 string.Create(inv, $"{set.Ours.LoadTime.TotalSeconds:0.0} s / {set.Redis.LoadTime.TotalSeconds:0.0} s |"));
         }
     }
