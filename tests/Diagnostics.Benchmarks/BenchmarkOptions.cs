@@ -22,6 +22,11 @@ public sealed class BenchmarkOptions
     // A script run costs several times a GET: 100,000 at -P 1 and 1,000,000 at -P 30 take a few
     // seconds each on 2 busy cores, so 3 rounds of 4 loads on 2 servers take about 5 minutes.
     public const long DefaultScriptRequests = 100_000;
+    // Scaled per load and pipeline (DataModelSuite.Loads): runs of 1-3 seconds each, so 3 rounds
+    // of 18 loads on 2 servers, the fills and the memory comparison take under 10 minutes on 2
+    // busy cores.
+    public const long DefaultDataModelRequests = 50_000;
+    public const long DefaultDataModelStreamEntries = 1_000_000;
 
     public const string ThroughputSuite = "throughput";
     public const string MemorySuite = "memory";
@@ -32,7 +37,8 @@ public sealed class BenchmarkOptions
     public const string MonitorSuite = "monitor";
     public const string InfoSuite = "info";
     public const string ScriptsSuite = "scripts";
-    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite, ScriptsSuite];
+    public const string DataModelSuite = "datamodel";
+    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite, ScriptsSuite, DataModelSuite];
     /// <summary>
     /// What runs without --suites: everything but the diagnostics and studio suites, which run for
     /// several minutes of their own (and a browser) and are asked for by name.
@@ -60,6 +66,10 @@ public sealed class BenchmarkOptions
     public long StudioRequests { get; private set; } = DefaultStudioRequests;
     /// <summary>Requests per scripts-suite run at pipeline 1; pipeline 30 runs 10x.</summary>
     public long ScriptRequests { get; private set; } = DefaultScriptRequests;
+    /// <summary>Requests per data-model run at pipeline 1, before each load's scale; pipeline 30 runs 10x.</summary>
+    public long DataModelRequests { get; private set; } = DefaultDataModelRequests;
+    /// <summary>Entries of the stream the data-model suite's memory comparison loads.</summary>
+    public long DataModelStreamEntries { get; private set; } = DefaultDataModelStreamEntries;
     /// <summary>The suites to run, in <see cref="AllSuites"/> order.</summary>
     public IReadOnlyList<string> Suites { get; private set; } = DefaultSuites;
     public bool Quick { get; private set; }
@@ -107,6 +117,11 @@ public sealed class BenchmarkOptions
                                                   window's main-thread time per second (needs chromium, chromium-driver)
                                      scripts      EVALSHA of a small read (GET) and write (INCR) Lua script, loaded with
                                                   SCRIPT LOAD, at -P 1 and -P 30, servers side by side; CPU time per request
+                                     datamodel    streams (XADD; XREADGROUP and XACK of a consumer group), bitmaps (SETBIT,
+                                                  BITCOUNT on 1M-bit bitmaps), HyperLogLogs (PFADD, PFCOUNT; when our server
+                                                  knows PFADD) and geo sets (GEOADD, GEOSEARCH) at -P 1 and -P 30, servers side
+                                                  by side; CPU time per request; then memory of a 1M-entry stream and a 10M-bit
+                                                  bitmap, one fresh server at a time
           --aof-requests N         requests per aof-write run (default 1000000)
           --aof-load-mb M          size of the AOF generated for aof-load, in MiB (default 1024)
           --diagnostics-requests N requests per diagnostics run at pipeline 1 (default 200000); pipeline 30
@@ -115,8 +130,13 @@ public sealed class BenchmarkOptions
                                    /metrics and /api/history once a second): the switches' cost alone
           --studio-requests N      requests per studio run at pipeline 1 (default 200000); pipeline 30 runs 10*N
           --script-requests N      requests per scripts run at pipeline 1 (default 100000); pipeline 30 runs 10*N
+          --datamodel-requests N   requests per datamodel run at pipeline 1 (default 50000), and 10*N at pipeline 30,
+                                   each scaled by the load's cost (e.g. GEOSEARCH 0.3*N at -P 1, 0.5*N at -P 30)
+          --datamodel-stream-entries N
+                                   entries of the stream in the datamodel memory comparison (default 1000000)
           --quick                  smoke check: 2 rounds, 20000/200000 requests, 50000 keys,
-                                   100000 aof-write requests, a 64 MiB AOF, 20000 diagnostics, studio and script requests
+                                   100000 aof-write requests, a 64 MiB AOF, 20000 diagnostics, studio and script requests,
+                                   10000 datamodel requests and a 100000-entry stream
           --only set|get           run one redis-benchmark test instead of both
           --tests LIST             the throughput suite's redis-benchmark tests, comma-separated (-t names:
                                    set, get, lpush, rpush, lpop, rpop, sadd, hset, spop, zadd, zpopmin,
@@ -136,6 +156,7 @@ public sealed class BenchmarkOptions
         bool diagnosticsRequestsGiven = false;
         bool studioRequestsGiven = false;
         bool scriptRequestsGiven = false;
+        bool dataModelRequestsGiven = false, dataModelStreamEntriesGiven = false;
         bool noMemory = false;
         for (int i = 0; i < args.Length; i++)
         {
@@ -200,6 +221,18 @@ public sealed class BenchmarkOptions
                         return "--script-requests needs a positive whole number";
                     ScriptRequests = scriptRequests;
                     scriptRequestsGiven = true;
+                    break;
+                case "--datamodel-requests":
+                    if (!TryPositive(Value(), out long dataModelRequests))
+                        return "--datamodel-requests needs a positive whole number";
+                    DataModelRequests = dataModelRequests;
+                    dataModelRequestsGiven = true;
+                    break;
+                case "--datamodel-stream-entries":
+                    if (!TryPositive(Value(), out long streamEntries))
+                        return "--datamodel-stream-entries needs a positive whole number";
+                    DataModelStreamEntries = streamEntries;
+                    dataModelStreamEntriesGiven = true;
                     break;
                 case "--rounds":
                     if (!TryPositive(Value(), out long rounds) || rounds > 1000)
@@ -269,6 +302,8 @@ public sealed class BenchmarkOptions
             if (!diagnosticsRequestsGiven) DiagnosticsRequests = 20_000;
             if (!studioRequestsGiven) StudioRequests = 20_000;
             if (!scriptRequestsGiven) ScriptRequests = 20_000;
+            if (!dataModelRequestsGiven) DataModelRequests = 10_000;
+            if (!dataModelStreamEntriesGiven) DataModelStreamEntries = 100_000;
         }
         if (noMemory)
             Suites = Suites.Where(s => s != MemorySuite).ToArray();

@@ -9,9 +9,10 @@ public sealed record BenchmarkRun(
     IReadOnlyList<ThroughputResult>? Throughput, AllocationProbe? Probe,
     MemoryResult? Memory, bool OursHasUsedMemory,
     IReadOnlyList<AofWriteResult>? AofWrite, AofLoadResult? AofLoad,
-    DiagnosticsSuiteResult? Diagnostics, StudioSuiteResult? Studio, MonitorSuiteResult? Monitor, ScriptSuiteResult? Scripts);
+    DiagnosticsSuiteResult? Diagnostics, StudioSuiteResult? Studio, MonitorSuiteResult? Monitor, ScriptSuiteResult? Scripts,
+    DataModelSuiteResult? DataModel);
 
-/// <summary>The results as Markdown: machine, settings, then one section per suite that ran (throughput, memory, AOF write, AOF load, diagnostics, studio).</summary>
+/// <summary>The results as Markdown: machine, settings, then one section per suite that ran (throughput, memory, AOF write, AOF load, diagnostics, studio, monitor, scripts, data model).</summary>
 public static class MarkdownReport
 {
     public static string Build(MachineInfo machine, BenchmarkOptions options, BenchmarkRun run)
@@ -50,6 +51,8 @@ public static class MarkdownReport
             Monitor(md, options, monitor);
         if (run.Scripts is { } scripts)
             Scripts(md, options, scripts);
+        if (run.DataModel is { } dataModel)
+            DataModel(md, options, dataModel);
         return md.ToString();
     }
 
@@ -410,6 +413,92 @@ public static class MarkdownReport
                 string.Create(inv, $"{Statistics.Median(row.Ours.Select(s => s.CpuMicrosPerRequest)):0.00} | {Statistics.Median(row.Redis.Select(s => s.CpuMicrosPerRequest)):0.00} | ") +
                 string.Create(inv, $"{Statistics.Median(row.Ours.Select(s => s.P50Ms!.Value)):0.000} | {Statistics.Median(row.Redis.Select(s => s.P50Ms!.Value)):0.000} | ") +
                 string.Create(inv, $"{Statistics.Median(row.Ours.Select(s => s.P99Ms!.Value)):0.000} | {Statistics.Median(row.Redis.Select(s => s.P99Ms!.Value)):0.000} |"));
+        }
+    }
+
+    private static void DataModel(StringBuilder md, BenchmarkOptions options, DataModelSuiteResult result)
+    {
+        void Line(string text = "") => md.Append(text).Append('\n');
+        var inv = CultureInfo.InvariantCulture;
+        Line();
+        Line("### Data model: streams, bitmaps, HyperLogLogs and geo sets");
+        Line();
+        string serverArgs = options.ServerArgs.Count > 0 ? $" --server-args \"{string.Join(' ', options.ServerArgs)}\"" : "";
+        Line(string.Create(inv, $"Reproduce: `dotnet run -c Release --project tests/Diagnostics.Benchmarks -- --suites datamodel --rounds {options.Rounds} --datamodel-requests {options.DataModelRequests} --datamodel-stream-entries {options.DataModelStreamEntries}{serverArgs}`."));
+        Line();
+        Line($"Our server (`{result.OursCommandLine}`) and redis-server (`{result.RedisCommandLine}`) side by side, each filled first with the same data (not measured):");
+        Line();
+        foreach (string fill in result.Fills)
+            Line($"- {fill}");
+        Line();
+        Line(string.Create(inv, $"Load: `redis-benchmark -r {DataModelSuite.KeySpace} -c {BenchmarkOptions.Clients} -n <requests> -P <pipeline> --csv <command>`; redis-benchmark puts a random number below {DataModelSuite.KeySpace}, as 12 zero-padded digits, in place of every `__rand_int__`, each drawn on its own. ") +
+             string.Create(inv, $"{options.Rounds} round(s) after an unmeasured warm-up (a fifth of every load), the servers alternating which goes first; medians. CPU µs/req is the server process's user + system time over the run (/proc/<pid>/stat) divided by the requests; the per-round ratio is ours/redis of the two runs of one round, seconds apart."));
+        Line();
+        Line("| Load | Command |");
+        Line("| --- | --- |");
+        foreach (var load in result.Loads.Select(r => r.Load).DistinctBy(l => l.Name))
+            Line($"| {load.Name} | `{load.CommandText}` |");
+        Line();
+        Line("Shaped by redis-benchmark's padding: both servers reject a zero-padded bit offset (`ERR bit offset is not an integer or out of range`), so SETBIT sets one fixed bit of a random bitmap (a bit the fill already set or cleared: no bitmap grows); " +
+             "coordinates are `__rand_int__e-2`, 0.00 to 0.99 degrees, the square the geo sets fill (about 0.4 points per km², so a 5 km circle holds about 30 and GEOSEARCH sorts them and returns the nearest 10); " +
+             "GEOADD moves one of the 100 members the fill already placed, so the sets keep their size; PFADD adds one of the 100 elements every HyperLogLog already holds (the steady state: no register changes, the odd keys stay sparse), and PFCOUNT reads one HyperLogLog.");
+        Line();
+        Line(string.Create(inv, $"The consumer group (XREADGROUP, XACK): the streams `q:<k>` hold {result.StreamLength:N0} entries each with explicit IDs (10^12 + j / 100)-(j % 100). ") +
+             "Before every XREADGROUP run (warm-up included) the harness destroys and recreates group `g` at 0 on every stream, so each run starts from the same state on both servers and every `XREADGROUP ... >` delivers the next 10 entries of a random stream, creating their pending entries; " +
+             "the streams hold the reads one stream expects in the longest run plus six standard deviations, times 10, so no read comes back short (checked: the pending count after each run is read back, 10 per call below). " +
+             string.Create(inv, $"Before every XACK run the harness recreates the groups and delivers the first {DataModelSuite.AckIdsPerStream:N0} entries of every stream, exactly the {DataModelSuite.AckPairs:N0} (stream, ID) pairs `XACK q:__rand_int__ g 1__rand_int__-__rand_int__` can name, so all of them are pending when the run starts; ") +
+             string.Create(inv, $"a run of R requests acks about 10^6 (1 − e^(−R/10^6)) distinct ones and the rest name an entry already acked (a lookup in the pending list that finds nothing); the acks each run made (pending before less after) are read back and shown below for both servers."));
+        Line();
+        Line("Each load's command was sent once by hand to both servers before the runs (with `__rand_int__` filled in as redis-benchmark does) and its reply checked; the servers' answers on the same data:");
+        Line();
+        foreach (string check in result.Checks)
+            Line($"- {check}");
+        Line();
+        Line($"HyperLogLog: {result.HyperLogLogNote}.");
+        Line();
+        Line("| Load | Pipeline | Requests | Ours rps | Redis rps | **Ours/Redis** | per round: median (range) | Ours CPU µs/req | Redis CPU µs/req | Ours p50 ms | Redis p50 ms | Ours p99 ms | Redis p99 ms |");
+        Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        foreach (var row in result.Loads)
+        {
+            double ours = Statistics.Median(row.Ours.Select(s => s.RequestsPerSecond));
+            double redis = Statistics.Median(row.Redis.Select(s => s.RequestsPerSecond));
+            Line(string.Create(inv,
+                $"| {row.Load.Name} | {row.Load.Pipeline} | {row.Load.Requests:N0} | {ours:N0} | {redis:N0} | **{ours / redis:0.00}** | {PairedRatios(row.Ours, row.Redis, s => s.RequestsPerSecond)} | ") +
+                string.Create(inv, $"{Statistics.Median(row.Ours.Select(s => s.CpuMicrosPerRequest)):0.00} | {Statistics.Median(row.Redis.Select(s => s.CpuMicrosPerRequest)):0.00} | ") +
+                string.Create(inv, $"{Statistics.Median(row.Ours.Select(s => s.P50Ms!.Value)):0.000} | {Statistics.Median(row.Redis.Select(s => s.P50Ms!.Value)):0.000} | ") +
+                string.Create(inv, $"{Statistics.Median(row.Ours.Select(s => s.P99Ms!.Value)):0.000} | {Statistics.Median(row.Redis.Select(s => s.P99Ms!.Value)):0.000} |"));
+        }
+        var groupRows = result.Loads.Where(r => r.OursEntriesPerCall.Count > 0).ToList();
+        if (groupRows.Count > 0)
+        {
+            Line();
+            Line("What the consumer group's runs did, read back from each server after every run (median, lowest–highest over the rounds): entries delivered per XREADGROUP call (10 when no read came back short), entries acked per XACK call. " +
+                 "Calls are counted by the server (INFO commandstats): at -P 30 redis-benchmark sends a few pipelines beyond -n.");
+            Line();
+            Line("| Load | Pipeline | Requests | Ours entries/call | Redis entries/call |");
+            Line("| --- | ---: | ---: | ---: | ---: |");
+            static string Spread(List<double> values) => string.Create(CultureInfo.InvariantCulture, $"{Statistics.Median(values):0.000} ({values.Min():0.000}–{values.Max():0.000})");
+            foreach (var row in groupRows)
+                Line(string.Create(inv, $"| {row.Load.Name} | {row.Load.Pipeline} | {row.Load.Requests:N0} | {Spread(row.OursEntriesPerCall)} | {Spread(row.RedisEntriesPerCall)} |"));
+        }
+        Line();
+        Line("#### Data model memory");
+        Line();
+        Line("Each data set loaded through `redis-cli --pipe` into a fresh instance of each server, one server at a time (ours stopped before redis starts); used_memory (INFO memory) and the process's RSS (/proc) read just before and just after. " +
+             "RSS after includes each process's start-up footprint (the .NET runtime's is about 100 MiB, redis-server's about 10 MiB), so for the data itself compare the growths.");
+        Line();
+        foreach (var set in result.Memory)
+            Line($"- {set.Name}: {set.Description}; read back: ours {set.OursCheck}, redis {set.RedisCheck}");
+        Line();
+        Line("| Data set | Ours used_memory growth | Redis used_memory growth | **Ours/Redis** | Ours RSS after | Redis RSS after | **Ours/Redis** | Ours RSS growth | Redis RSS growth | Ours/Redis | Load time ours / redis |");
+        Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        foreach (var set in result.Memory)
+        {
+            long? oursRssGrowth = set.Ours.ResidentAfter - set.Ours.ResidentBefore, redisRssGrowth = set.Redis.ResidentAfter - set.Redis.ResidentBefore;
+            Line(string.Create(inv,
+                $"| {set.Name} | {Bytes(set.Ours.UsedMemoryGrowth)} | {Bytes(set.Redis.UsedMemoryGrowth)} | **{Ratio(set.Ours.UsedMemoryGrowth, set.Redis.UsedMemoryGrowth)}** | ") +
+                string.Create(inv, $"{Bytes(set.Ours.ResidentAfter)} | {Bytes(set.Redis.ResidentAfter)} | **{Ratio(set.Ours.ResidentAfter, set.Redis.ResidentAfter)}** | {Bytes(oursRssGrowth)} | {Bytes(redisRssGrowth)} | {Ratio(oursRssGrowth, redisRssGrowth)} | ") +
+                string.Create(inv, $"{set.Ours.LoadTime.TotalSeconds:0.0} s / {set.Redis.LoadTime.TotalSeconds:0.0} s |"));
         }
     }
 

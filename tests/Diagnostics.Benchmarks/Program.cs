@@ -43,7 +43,8 @@ try
         string.Create(CultureInfo.InvariantCulture,
         $"diagnostics: {options.DiagnosticsRequests:N0} requests at -P 1, {options.DiagnosticsRequests * 10:N0} at -P 30; ") +
         string.Create(CultureInfo.InvariantCulture, $"studio: {options.StudioRequests:N0} requests at -P 1, {options.StudioRequests * 10:N0} at -P 30; ") +
-        string.Create(CultureInfo.InvariantCulture, $"scripts: {options.ScriptRequests:N0} requests at -P 1, {options.ScriptRequests * 10:N0} at -P 30"));
+        string.Create(CultureInfo.InvariantCulture, $"scripts: {options.ScriptRequests:N0} requests at -P 1, {options.ScriptRequests * 10:N0} at -P 30; ") +
+        string.Create(CultureInfo.InvariantCulture, $"datamodel: {options.DataModelRequests:N0} requests at -P 1, {options.DataModelRequests * 10:N0} at -P 30 (scaled per load), a {options.DataModelStreamEntries:N0}-entry stream"));
 
     List<ThroughputResult>? throughput = null;
     AllocationProbe? probe = null;
@@ -100,11 +101,15 @@ try
         ? new ScriptSuite(options, redisServer, redisBenchmark, progress).Run()
         : null;
 
+    DataModelSuiteResult? dataModel = options.Runs(BenchmarkOptions.DataModelSuite)
+        ? new DataModelSuite(options, redisServer, redisBenchmark, redisCli, progress).Run()
+        : null;
+
     string? infoUnderLoad = options.Runs(BenchmarkOptions.InfoSuite)
         ? new InfoLatencySuite(options, redisServer, redisBenchmark, progress).Run()
         : null;
 
-    var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics, studio, monitor, scripts);
+    var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics, studio, monitor, scripts, dataModel);
     string report = MarkdownReport.Build(machine, options, run) + infoUnderLoad;
     Console.WriteLine();
     Console.Write(report);
