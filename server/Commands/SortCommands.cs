@@ -142,8 +142,9 @@ public static unsafe class SortCommands
         }
         Engine.ValueType type = source == null ? Engine.ValueType.List : source->Type;
         bool byPattern = options.By > 0 && !options.DontSort;
-        // A set has no order of its own: stored (or replayed) without sorting, it is sorted ALPHA so the result is deterministic.
-        if (options.DontSort && type == Engine.ValueType.Set && options.Store > 0)
+        // A set has no order of its own: stored, or read by a script, without sorting, it is
+        // sorted ALPHA so the result (and what the script does with it) is deterministic.
+        if (options.DontSort && type == Engine.ValueType.Set && (options.Store > 0 || c.Client is Scripting.ScriptClient))
         {
             options.DontSort = false;
             options.Alpha = true;
