@@ -139,6 +139,10 @@ public sealed partial class StreamConformanceTests
             "XINFO STREAM i FOO", "XINFO STREAM i FULL FOO 1", "XINFO STREAM nokey", "XINFO GROUPS nokey", "XINFO CONSUMERS i nogrp",
             "XINFO CONSUMERS nokey g", "XINFO FOO i", "XINFO", "XINFO HELP", "XGROUP HELP", "XINFO HELP x", "SET str v", "XINFO STREAM str",
             "XGROUP CREATE e g 0 MKSTREAM", "XINFO STREAM e", "XINFO STREAM e FULL",
+            // A copy is independent: groups, consumers and pending entries included.
+            "COPY i i2", "@XINFO STREAM i2 FULL", "XGROUP DESTROY i g", "XDEL i 1", "@XINFO STREAM i2 FULL", "XINFO STREAM i",
+            "RENAME i2 i3", "XLEN i3", "OBJECT ENCODING i3", "TYPE i3", "XADD i3 9 z 9", "XREADGROUP GROUP g c3 STREAMS i3 >",
+            "@XINFO CONSUMERS i3 g", "DEL i3", "EXISTS i3",
         ],
     };
 }
