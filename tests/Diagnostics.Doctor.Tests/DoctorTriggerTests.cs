@@ -114,6 +114,9 @@ public sealed class DoctorTriggerTests
             Poll.Until(() => (report = api.Get("/api/debug/packages", ContractsJson.Default.TriggerReport)).Taken == 1,
                 "a package for connected_clients", timeoutMs: 20_000);
         }
+        // The package is counted as soon as it is written; the folder is pruned right after.
+        Poll.Until(() => (report = api.Get("/api/debug/packages", ContractsJson.Default.TriggerReport)).Packages.Count == 2,
+            () => $"the folder pruned to 2 packages (lists {string.Join(", ", report.Packages.Select(p => p.Name))})");
         var taken = report.Packages[0];
         Assert.Equal("connected_clients was above 0 for 2 s (now 1)", taken.Reason);
         Assert.Matches(@"-connected-clients\.zip$", taken.Name);
