@@ -5,7 +5,7 @@ namespace Diagnostics.Fuzz.Harness;
 /// <summary>Every target, by the name fuzz.sh passes on the command line.</summary>
 public static class FuzzTargets
 {
-    public static IReadOnlyList<string> Names { get; } = ["resp", "aof", "rdb", "config", "package", "announcement", "function-dump"];
+    public static IReadOnlyList<string> Names { get; } = ["resp", "aof", "rdb", "config", "package", "announcement", "function-dump", "hll"];
 
     /// <summary>Creates the target on demand: the aof target starts a server's worth of state.</summary>
     public static IFuzzTarget? Create(string name) => name switch
@@ -16,6 +16,7 @@ public static class FuzzTargets
         "config" => new ConfigTarget(),
         "package" => new PackageTarget(),
         "function-dump" => new FunctionDumpTarget(),
+        "hll" => new HyperLogLogTarget(),
         "announcement" when OperatingSystem.IsLinux() => new AnnouncementTarget(),
         _ => null,
     };
