@@ -55,13 +55,16 @@ public static unsafe class SortCommands
     }
 
     /// <summary>
-    /// Walks the options from argument 2 and finds them (routing calls it too, so it replies nothing);
-    /// false at an unknown option. A LIMIT number that is not an integer is left for <see cref="ValidLimit"/>.
+    /// Walks the options from argument 2 as Redis reads them, left to right; routing calls it too,
+    /// so it replies nothing. False at the first bad option: <paramref name="badLimit"/> is then the
+    /// index of a LIMIT number that is not an integer (Redis's integer error), or 0 for an unknown
+    /// option (a syntax error).
     /// </summary>
-    private static bool TryParse(ArgList args, bool readOnly, out SortOptions options)
+    private static bool TryParse(ArgList args, bool readOnly, out SortOptions options, out int badLimit)
     {
         options = default;
         options.LimitCount = -1;
+        badLimit = 0;
         for (int j = 2; j < args.Count; j++)
         {
             int left = args.Count - j - 1;
@@ -71,9 +74,12 @@ public static unsafe class SortCommands
             else if (NumberFormat.EqualsIgnoreCase(arg, "alpha"u8)) options.Alpha = true;
             else if (NumberFormat.EqualsIgnoreCase(arg, "limit"u8) && left >= 2)
             {
-                // Checked by the handler (it replies the integer error); routing only skips them.
-                NumberFormat.TryParseInt64(args[j + 1], out options.LimitStart);
-                NumberFormat.TryParseInt64(args[j + 2], out options.LimitCount);
+                if (!NumberFormat.TryParseInt64(args[j + 1], out options.LimitStart))
+                    badLimit = j + 1;
+                else if (!NumberFormat.TryParseInt64(args[j + 2], out options.LimitCount))
+                    badLimit = j + 2;
+                if (badLimit != 0)
+                    return false;
                 j += 2;
             }
             else if (!readOnly && NumberFormat.EqualsIgnoreCase(arg, "store"u8) && left >= 1) options.Store = ++j;
@@ -94,7 +100,7 @@ public static unsafe class SortCommands
         return true;
     }
 
-    private static int StoreKeyOf(ArgList args) => TryParse(args, readOnly: false, out var options) ? options.Store : 0;
+    private static int StoreKeyOf(ArgList args) => TryParse(args, readOnly: false, out var options, out _) ? options.Store : 0;
 
     /// <summary>True when a BY pattern with '*' or a GET pattern other than "#" may name keys.</summary>
     private static bool NamesKeys(ArgList args)
@@ -126,14 +132,14 @@ public static unsafe class SortCommands
     private static void Run(ref CommandContext c, bool readOnly)
     {
         ArgList args = c.Args;
-        if (!TryParse(args, readOnly, out SortOptions options))
+        if (!TryParse(args, readOnly, out SortOptions options, out int badLimit))
         {
-            // Replays the walk to find which option failed: a LIMIT value is an integer error.
-            ReplyOptionError(ref c, readOnly);
+            if (badLimit == 0)
+                c.SyntaxError();
+            else
+                c.TryInt64(badLimit, out _); // replies Redis's integer error
             return;
         }
-        if (!ValidLimit(ref c, readOnly))
-            return;
         Entry* source = c.Read(c.Arg(1), out _);
         if (source != null && source->Type is not (Engine.ValueType.List or Engine.ValueType.Set or Engine.ValueType.SortedSet))
         {
@@ -494,34 +500,6 @@ public static unsafe class SortCommands
         if (node == null)
             return false;
         value = FieldNode.ValueOf(node);
-        return true;
-    }
-
-    /// <summary>The error for options that did not parse: a bad LIMIT number, else a syntax error.</summary>
-    private static void ReplyOptionError(ref CommandContext c, bool readOnly)
-    {
-        if (!ValidLimit(ref c, readOnly))
-            return;
-        c.SyntaxError();
-    }
-
-    /// <summary>Redis reads LIMIT's numbers as it meets them: the first bad one is an integer error.</summary>
-    private static bool ValidLimit(ref CommandContext c, bool readOnly)
-    {
-        for (int j = 2; j < c.ArgCount; j++)
-        {
-            int left = c.ArgCount - j - 1;
-            if (c.ArgIs(j, "limit"u8) && left >= 2)
-            {
-                if (!c.TryInt64(j + 1, out _) || !c.TryInt64(j + 2, out _))
-                    return false;
-                j += 2;
-            }
-            else if ((c.ArgIs(j, "by"u8) || c.ArgIs(j, "get"u8) || (!readOnly && c.ArgIs(j, "store"u8))) && left >= 1)
-                j++;
-            else if (!(c.ArgIs(j, "asc"u8) || c.ArgIs(j, "desc"u8) || c.ArgIs(j, "alpha"u8)))
-                return true; // the syntax error comes first
-        }
         return true;
     }
 }

@@ -607,7 +607,8 @@ public static unsafe partial class StreamCommands
         ReadOnlySpan<byte> key = c.Arg(1), groupName = c.Arg(2), consumerName = c.Arg(3);
         // Redis looks at no more than ten times COUNT pending entries per call.
         long attempts = count > long.MaxValue / 10 ? long.MaxValue : count * 10;
-        int capacity = (int)Math.Min(count, 1 << 20);
+        // No call claims or drops more than the group has pending: COUNT sizes nothing beyond that.
+        int capacity = (int)Math.Max(1, Math.Min(count, group->Pending->Count));
         StreamId[] claimed = ArrayPool<StreamId>.Shared.Rent(capacity);
         StreamId[] deleted = ArrayPool<StreamId>.Shared.Rent(capacity);
         int claimedCount = 0, deletedCount = 0;
@@ -627,8 +628,7 @@ public static unsafe partial class StreamCommands
                     logged = true;
                     nack->Consumer->Pending->Remove(id);
                     pending->Remove(id);
-                    if (deletedCount < deleted.Length)
-                        deleted[deletedCount++] = id;
+                    deleted[deletedCount++] = id;
                     count--;
                     nack = pending->At(pending->From(id));
                     continue;
@@ -648,8 +648,7 @@ public static unsafe partial class StreamCommands
                 nack->DeliveryTime = c.NowMs;
                 if (!justId)
                     nack->DeliveryCount++;
-                if (claimedCount < claimed.Length)
-                    claimed[claimedCount++] = id;
+                claimed[claimedCount++] = id;
                 count--;
                 LogClaim(ref c, key, groupName, group, nack);
                 logged = true;

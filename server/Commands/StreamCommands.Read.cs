@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Runtime.InteropServices;
 using Diagnostics.Server.DataTypes;
 using Diagnostics.Server.DataTypes.Streams;
 using Diagnostics.Server.Engine;
@@ -288,37 +289,76 @@ public static unsafe partial class StreamCommands
         return stream->Length > 0 && StreamValue.LastEntry(stream).Id > after ? ServeKind.After : ServeKind.None;
     }
 
-    /// <summary>Replies for every stream that has something now; false (nothing written) when none has.</summary>
+    /// <summary>
+    /// Replies for every stream that has something now; false (nothing written) when none has.
+    /// What each stream serves is decided once, in order, before the reply's length is written;
+    /// a key named twice to a group (">" both times) sees the group where the earlier read leaves it,
+    /// as Redis decides each stream right before serving it.
+    /// </summary>
     private static bool ServeNow(ref CommandContext c, in ReadOptions options, scoped Span<StreamId> ids)
     {
-        int served = 0;
-        for (int i = 0; i < options.StreamCount; i++)
+        byte[]? rented = null;
+        Span<ServeKind> kinds = options.StreamCount <= 64
+            ? stackalloc ServeKind[options.StreamCount]
+            : MemoryMarshal.Cast<byte, ServeKind>((rented = ArrayPool<byte>.Shared.Rent(options.StreamCount)).AsSpan(0, options.StreamCount));
+        try
         {
-            StreamValue* stream = StreamAt(ref c, options.Streams + i);
-            StreamId after = ids[i];
-            if (KindFor(stream, GroupOf(ref c, options, stream), ref after) != ServeKind.None)
-                served++;
+            int served = 0;
+            for (int i = 0; i < options.StreamCount; i++)
+            {
+                StreamValue* stream = StreamAt(ref c, options.Streams + i);
+                ConsumerGroup* group = GroupOf(ref c, options, stream);
+                kinds[i] = KindFor(stream, group, ref ids[i]);
+                if (kinds[i] == ServeKind.After && group != null)
+                    kinds[i] = AfterEarlierReads(ref c, options, stream, ids, kinds, i);
+                if (kinds[i] != ServeKind.None)
+                    served++;
+            }
+            if (served == 0)
+                return false;
+            if (c.Reply.Protocol == 3)
+                c.Reply.MapHeader(served);
+            else
+                c.Reply.ArrayHeader(served);
+            bool logged = false;
+            for (int i = 0; i < options.StreamCount; i++)
+            {
+                if (kinds[i] == ServeKind.None)
+                    continue;
+                StreamValue* stream = StreamAt(ref c, options.Streams + i);
+                logged |= ServeStream(ref c, options, options.Streams + i, stream, GroupOf(ref c, options, stream), kinds[i], ids[i], options.Count);
+            }
+            if (!logged)
+                c.LogNothing();
+            return true;
         }
-        if (served == 0)
-            return false;
-        if (c.Reply.Protocol == 3)
-            c.Reply.MapHeader(served);
-        else
-            c.Reply.ArrayHeader(served);
-        bool logged = false;
-        for (int i = 0; i < options.StreamCount; i++)
+        finally
         {
-            StreamValue* stream = StreamAt(ref c, options.Streams + i);
-            StreamId after = ids[i];
-            ConsumerGroup* group = GroupOf(ref c, options, stream);
-            ServeKind kind = KindFor(stream, group, ref after);
-            if (kind == ServeKind.None)
+            if (rented is not null)
+                ArrayPool<byte>.Shared.Return(rented);
+        }
+    }
+
+    /// <summary>
+    /// A group read of new entries from a key an earlier stream of the same call also reads new
+    /// entries from: it starts where that read leaves the group (its COUNT entries further, or the
+    /// end), and serves nothing when nothing is left.
+    /// </summary>
+    private static ServeKind AfterEarlierReads(ref CommandContext c, in ReadOptions options, StreamValue* stream, scoped Span<StreamId> ids, scoped Span<ServeKind> kinds, int i)
+    {
+        for (int j = 0; j < i; j++)
+        {
+            if (kinds[j] != ServeKind.After || !c.Arg(options.Streams + j).SequenceEqual(c.Arg(options.Streams + i)))
                 continue;
-            logged |= ServeStream(ref c, options, options.Streams + i, stream, group, kind, after, options.Count);
+            // Where the earlier read leaves the group: its last entry delivered.
+            StreamId left = ids[j];
+            var iterator = new StreamIterator(stream, ids[j].TryIncrement(out StreamId start) ? start : StreamId.Max, StreamId.Max);
+            for (long n = 0; (options.Count == 0 || n < options.Count) && iterator.Next(out StreamEntry entry); n++)
+                left = entry.Id;
+            if (left > ids[i])
+                ids[i] = left;
         }
-        if (!logged)
-            c.LogNothing();
-        return true;
+        return StreamValue.LastEntry(stream).Id > ids[i] ? ServeKind.After : ServeKind.None;
     }
 
     /// <summary>The stream at argument <paramref name="index"/> without counting a keyspace hit again.</summary>

@@ -107,6 +107,9 @@ public sealed partial class StreamConformanceTests
             "XGROUP CREATECONSUMER g nogrp dave", "XGROUP DELCONSUMER g grp carol", "XGROUP DELCONSUMER g grp nobody", "XPENDING g grp",
             "XGROUP DESTROY g late", "XGROUP DESTROY g late", "XGROUP DESTROY nokey late", "XGROUP FOO g grp", "XGROUP CREATE nokey grp 0",
             "XINFO GROUPS g", "SET str v", "XGROUP CREATE str grp 0", "XREADGROUP GROUP grp alice STREAMS str >",
+            // One key named twice: the second read starts where the first left the group.
+            "XGROUP CREATE g twice 0", "XREADGROUP GROUP twice a COUNT 1 STREAMS g g > >", "XREADGROUP GROUP twice a STREAMS g g > >",
+            "XREADGROUP GROUP twice a STREAMS g g > >", "XADD g 9 z 9", "XREADGROUP GROUP twice a STREAMS g g 0 >", "XREAD STREAMS g g 0 2",
         ],
         ["lag"] =
         [
