@@ -286,24 +286,12 @@ public static unsafe class GeoCommands
             if (!TryLongitudeLatitude(ref c, first + 3 * i, out _, out _))
                 return;
 
-        Entry* e;
-        if (xx)
+        Entry* e = TypedKeys.WriteOrCreate(ref c, c.Arg(1), Engine.ValueType.SortedSet, create: !xx, out bool failed);
+        if (e == null)
         {
-            e = TypedKeys.Write(ref c, c.Arg(1), Engine.ValueType.SortedSet, out bool failed);
-            if (failed)
-                return;
-            if (e == null)
-            {
-                c.LogNothing();
+            if (!failed)
                 c.Reply.Integer(0);
-                return;
-            }
-        }
-        else
-        {
-            e = TypedKeys.WriteOrCreate(ref c, c.Arg(1), Engine.ValueType.SortedSet);
-            if (e == null)
-                return;
+            return;
         }
         SortedSetValue* set = Values.SortedSet(e);
         long added = 0, changed = 0;

@@ -92,24 +92,12 @@ public static unsafe class ListCommands
 
     private static void Push(ref CommandContext c, bool head, bool onlyExisting)
     {
-        Entry* e;
-        if (onlyExisting)
+        Entry* e = TypedKeys.WriteOrCreate(ref c, c.Arg(1), Engine.ValueType.List, create: !onlyExisting, out bool failed);
+        if (e == null)
         {
-            e = TypedKeys.Write(ref c, c.Arg(1), Engine.ValueType.List, out bool failed);
-            if (failed)
-                return;
-            if (e == null)
-            {
-                c.LogNothing();
+            if (!failed)
                 c.Reply.Integer(0);
-                return;
-            }
-        }
-        else
-        {
-            e = TypedKeys.WriteOrCreate(ref c, c.Arg(1), Engine.ValueType.List);
-            if (e == null)
-                return;
+            return;
         }
         ListValue* list = Values.List(e);
         for (int i = 2; i < c.ArgCount; i++)

@@ -189,27 +189,16 @@ public static unsafe partial class SortedSetCommands
             }
         }
 
-        Entry* e;
-        if (xx)
+        Entry* e = TypedKeys.WriteOrCreate(ref c, c.Arg(1), Engine.ValueType.SortedSet, create: !xx, out bool failed);
+        if (e == null)
         {
-            e = TypedKeys.Write(ref c, c.Arg(1), Engine.ValueType.SortedSet, out bool failed);
             if (failed)
                 return;
-            if (e == null)
-            {
-                c.LogNothing();
-                if (incr)
-                    c.Reply.Null();
-                else
-                    c.Reply.Integer(0);
-                return;
-            }
-        }
-        else
-        {
-            e = TypedKeys.WriteOrCreate(ref c, c.Arg(1), Engine.ValueType.SortedSet);
-            if (e == null)
-                return;
+            if (incr)
+                c.Reply.Null();
+            else
+                c.Reply.Integer(0);
+            return;
         }
         SortedSetValue* set = Values.SortedSet(e);
         long added = 0, changed = 0;

@@ -64,6 +64,25 @@ internal static unsafe class TypedKeys
     }
 
     /// <summary>
+    /// The key's entry for a write that creates it unless told not to (XX, LPUSHX): null with
+    /// <paramref name="failed"/> after WRONGTYPE, null without it when the key is missing and
+    /// <paramref name="create"/> is false (the caller replies; nothing is logged).
+    /// </summary>
+    public static Entry* WriteOrCreate(ref CommandContext c, ReadOnlySpan<byte> key, Engine.ValueType type, bool create, out bool failed)
+    {
+        if (create)
+        {
+            Entry* created = WriteOrCreate(ref c, key, type);
+            failed = created == null;
+            return created;
+        }
+        Entry* e = Write(ref c, key, type, out failed);
+        if (e == null && !failed)
+            c.LogNothing();
+        return e;
+    }
+
+    /// <summary>
     /// Replaces whatever <paramref name="key"/> holds with a value built by the caller (the STORE
     /// forms), without a TTL; an empty value deletes the key instead, as in Redis.
     /// </summary>
