@@ -149,6 +149,10 @@ public static unsafe partial class StreamCommands
         return true;
     }
 
+    /// <summary>XPENDING's, XCLAIM's and XAUTOCLAIM's error for a missing stream (key 1) or group (argument 2).</summary>
+    private static void NoSuchKeyOrGroup(ref CommandContext c)
+        => c.Error($"NOGROUP No such key '{Printable(c.Arg(1))}' or consumer group '{Printable(c.Arg(2))}'");
+
     private static void SubcommandSyntaxError(ref CommandContext c)
         => c.Error($"ERR unknown subcommand or wrong number of arguments for '{Printable(c.Arg(1))}'. Try XGROUP HELP.");
 
@@ -332,7 +336,7 @@ public static unsafe partial class StreamCommands
             return;
         if (group == null)
         {
-            c.Error($"NOGROUP No such key '{Printable(c.Arg(1))}' or consumer group '{Printable(c.Arg(2))}'");
+            NoSuchKeyOrGroup(ref c);
             return;
         }
         if (summary)
@@ -417,7 +421,7 @@ public static unsafe partial class StreamCommands
             return;
         if (group == null)
         {
-            c.Error($"NOGROUP No such key '{Printable(c.Arg(1))}' or consumer group '{Printable(c.Arg(2))}'");
+            NoSuchKeyOrGroup(ref c);
             return;
         }
         if (!c.TryInt64(4, out long minIdle, "ERR Invalid min-idle-time argument for XCLAIM"))
@@ -601,7 +605,7 @@ public static unsafe partial class StreamCommands
             return;
         if (group == null)
         {
-            c.Error($"NOGROUP No such key '{Printable(c.Arg(1))}' or consumer group '{Printable(c.Arg(2))}'");
+            NoSuchKeyOrGroup(ref c);
             return;
         }
         ReadOnlySpan<byte> key = c.Arg(1), groupName = c.Arg(2), consumerName = c.Arg(3);

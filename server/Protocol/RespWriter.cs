@@ -100,8 +100,7 @@ public sealed class RespWriter
 
     public void SimpleString(string text) => AsciiLine((byte)'+', text);
 
-    /// <summary>An error reply; <paramref name="message"/> starts with its code, e.g. "ERR ..." or "WRONGTYPE ...".</summary>
-    /// <summary>An error reply; counted under its code for INFO errorstats even when replies are muted, as Redis.</summary>
+    /// <summary>An error reply, <paramref name="message"/> starting with its code ("ERR ...", "WRONGTYPE ..."); counted under its code for INFO errorstats even when replies are muted, as Redis.</summary>
     public void Error(string message)
     {
         Diagnostics.Threads.ThreadCounters.Current.CountError(message);
