@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using Diagnostics.Server.Memory;
 
@@ -21,6 +22,12 @@ public sealed unsafe class KeyTable : IDisposable
     private long _size1;
     private long _used1;
     private long _rehashIndex = -1;
+#if DEBUG
+    // Debug builds (the test suite's) catch two threads inside the table at once: a shard held
+    // wrongly shows up as a failure naming the second thread's path, not as keys lost later.
+    private int _userThread;
+    private int _userDepth;
+#endif
 
     public long Count => _used0 + _used1;
     public bool IsRehashing => _rehashIndex >= 0;
@@ -33,6 +40,7 @@ public sealed unsafe class KeyTable : IDisposable
     /// </summary>
     public Entry** FindSlot(ReadOnlySpan<byte> key, uint hash)
     {
+        using var use = Use();
         if (_rehashIndex >= 0)
             RehashStep(1);
         if (_size0 == 0)
@@ -66,6 +74,7 @@ public sealed unsafe class KeyTable : IDisposable
     /// <summary>Adds an entry whose key is known to be absent.</summary>
     public void Insert(Entry* entry)
     {
+        using var use = Use();
         ExpandIfNeeded();
         if (_rehashIndex >= 0)
         {
@@ -93,6 +102,7 @@ public sealed unsafe class KeyTable : IDisposable
     /// <summary>Removes the entry at <paramref name="slot"/> and returns it (the caller frees it).</summary>
     public Entry* Unlink(Entry** slot)
     {
+        using var use = Use();
         Entry* e = *slot;
         bool inTable1 = _rehashIndex >= 0 && IsInTable1(slot, e); // decided while e is still linked
         *slot = e->Next;
@@ -126,6 +136,7 @@ public sealed unsafe class KeyTable : IDisposable
     /// <summary>A random entry, or null when empty (RANDOMKEY, eviction sampling).</summary>
     public Entry* RandomEntry(Random random)
     {
+        using var use = Use();
         if (Count == 0)
             return null;
         if (_rehashIndex >= 0)
@@ -162,6 +173,7 @@ public sealed unsafe class KeyTable : IDisposable
     /// </summary>
     public ulong Scan<TVisitor>(ulong cursor, ref TVisitor visitor) where TVisitor : struct, IEntryVisitor
     {
+        using var use = Use();
         if (Count == 0)
             return 0;
         ulong v = cursor;
@@ -204,6 +216,7 @@ public sealed unsafe class KeyTable : IDisposable
     /// <summary>Calls the visitor for every entry; the visitor must not modify the table.</summary>
     public void ForEach<TVisitor>(ref TVisitor visitor) where TVisitor : struct, IEntryVisitor
     {
+        using var use = Use();
         for (long i = 0; i < _size0; i++)
             VisitChain(_table0[i], ref visitor);
         for (long i = 0; i < _size1; i++)
@@ -213,6 +226,7 @@ public sealed unsafe class KeyTable : IDisposable
     /// <summary>Moves up to <paramref name="buckets"/> buckets to the new table. Returns false when done.</summary>
     public bool RehashStep(int buckets)
     {
+        using var use = Use();
         if (_rehashIndex < 0)
             return false;
         int emptyVisits = buckets * EmptyVisitsPerStep;
@@ -268,6 +282,7 @@ public sealed unsafe class KeyTable : IDisposable
     /// <summary>Starts shrinking when the table is under 10% full, as Redis's htNeedsResize does.</summary>
     public void ShrinkIfSparse()
     {
+        using var use = Use();
         if (_rehashIndex >= 0 || _size0 <= InitialSize)
             return;
         if (_used0 * 100 / _size0 < 10)
@@ -310,6 +325,7 @@ public sealed unsafe class KeyTable : IDisposable
     /// <summary>Detaches every entry and returns them as one chain; the table is left empty.</summary>
     public Entry* DetachAll()
     {
+        using var use = Use();
         Entry* chain = null;
         for (int t = 0; t < 2; t++)
         {
@@ -329,6 +345,40 @@ public sealed unsafe class KeyTable : IDisposable
         }
         FreeBuckets();
         return chain;
+    }
+
+    private UseScope Use() => new(this);
+
+    /// <summary>One thread's use of the table; checks and counts in Debug builds, nothing in Release.</summary>
+    private readonly ref struct UseScope
+    {
+#if DEBUG
+        private readonly KeyTable _table;
+
+        public UseScope(KeyTable table)
+        {
+            _table = table;
+            int me = Environment.CurrentManagedThreadId;
+            int user = Interlocked.CompareExchange(ref table._userThread, me, 0);
+            if (user != 0 && user != me)
+                Environment.FailFast($"KeyTable used by thread {me} while thread {user} is inside it: the shard is not held.\n{new StackTrace(1, true)}");
+            table._userDepth++;
+        }
+
+        public void Dispose()
+        {
+            if (--_table._userDepth == 0)
+                Volatile.Write(ref _table._userThread, 0);
+        }
+#else
+        public UseScope(KeyTable table)
+        {
+        }
+
+        public void Dispose()
+        {
+        }
+#endif
     }
 
     private void FreeBuckets()
