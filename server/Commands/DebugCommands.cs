@@ -8,8 +8,9 @@ using static Diagnostics.Server.Commands.CommandFlags;
 namespace Diagnostics.Server.Commands;
 
 /// <summary>
-/// DEBUG SLEEP / SET-ACTIVE-EXPIRE / OBJECT / HELP. DEBUG parks every shard (AllShards), so
-/// DEBUG SLEEP makes the whole server busy as it does in Redis, and DEBUG OBJECT reads any key.
+/// DEBUG SLEEP / SET-ACTIVE-EXPIRE / OBJECT / RELOAD / DIGEST / DIGEST-VALUE / HELP. DEBUG parks
+/// every shard (AllShards), so DEBUG SLEEP makes the whole server busy as it does in Redis, DEBUG
+/// OBJECT reads any key and DEBUG DIGEST sees the whole keyspace at one instant.
 /// Allowed according to enable-debug-command.
 /// </summary>
 public static unsafe class DebugCommands
@@ -39,6 +40,10 @@ public static unsafe class DebugCommands
             Object(ref c);
         else if (c.ArgIs(1, "reload"u8) && c.ArgCount == 2)
             Reload(ref c);
+        else if (c.ArgIs(1, "digest"u8) && c.ArgCount == 2)
+            Digest(ref c);
+        else if (c.ArgIs(1, "digest-value"u8))
+            DigestValue(ref c);
         else
             c.Error($"ERR unknown subcommand or wrong number of arguments for '{Errors.Truncate(c.ArgString(1))}'. Try DEBUG HELP.");
     }
@@ -53,6 +58,41 @@ public static unsafe class DebugCommands
             c.Error(error);
         else
             c.Reply.Ok();
+    }
+
+    /// <summary>The dataset's digest in hex, as redis-server computes it, so two servers' datasets compare by one line.</summary>
+    private static void Digest(ref CommandContext c)
+    {
+        Span<byte> digest = stackalloc byte[DatasetDigest.Size];
+        DatasetDigest.Compute(c.Keyspace, digest);
+        Span<byte> hex = stackalloc byte[2 * DatasetDigest.Size];
+        DatasetDigest.WriteHex(digest, hex);
+        c.Reply.SimpleString(hex);
+    }
+
+    /// <summary>
+    /// Each named key's value digest (zeros for a missing key), in the selected database. Keys
+    /// whose TTL passed are still read, not expired: Redis looks them up in the dict directly.
+    /// </summary>
+    private static void DigestValue(ref CommandContext c)
+    {
+        Span<byte> digest = stackalloc byte[DatasetDigest.Size];
+        Span<byte> hex = stackalloc byte[2 * DatasetDigest.Size];
+        c.Reply.ArrayHeader(c.ArgCount - 2);
+        for (int i = 2; i < c.ArgCount; i++)
+        {
+            var key = c.Arg(i);
+            Entry* e = c.Database(key, out uint hash).Keys.Find(key, hash);
+            if (e == null)
+            {
+                c.Reply.SimpleString(DatasetDigest.ZeroHex);
+                continue;
+            }
+            digest.Clear();
+            DatasetDigest.Value(e, digest);
+            DatasetDigest.WriteHex(digest, hex);
+            c.Reply.SimpleString(hex);
+        }
     }
 
     /// <summary>Blocks for the given seconds (fractions allowed; unparsable means 0, as Redis's strtod).</summary>
@@ -92,6 +132,8 @@ public static unsafe class DebugCommands
         string[] lines =
         [
             "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "DIGEST", "    Output a hex signature representing the current DB content.",
+            "DIGEST-VALUE <key> [<key> ...]", "    Output a hex signature of the values of all the specified keys.",
             "OBJECT <key>", "    Show low level info about `key` and associated value.",
             "RELOAD", "    Save the dataset to disk (the AOF when it is on), empty memory and load it back.",
             "SET-ACTIVE-EXPIRE <0|1>", "    Setting it to 0 disables expiring keys in background when they are not",
