@@ -31,6 +31,7 @@ public sealed class CommandTable
         FunctionCommands.Register(this);
         PubSubCommands.Register(this);
         KeyCommands.Register(this);
+        DumpCommands.Register(this);
         SortCommands.Register(this);
         ExpireCommands.Register(this);
         ScanCommands.Register(this);

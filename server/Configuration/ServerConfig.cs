@@ -158,6 +158,18 @@ public sealed class ServerConfig
         // HyperLogLog values are Redis's own format, so the sparse form's ceiling is a real setting.
         Memory("hll-sparse-max-bytes", () => HllSparseMaxBytes, v => HllSparseMaxBytes = v, 0, long.MaxValue);
 
+        // The limits under which Redis keeps a value in a compact encoding: values here have one
+        // structure per type, but RDB files and DUMP payloads carry the encoding Redis would have
+        // chosen, so these are real settings (with Redis 7.0's ziplist-era aliases and ranges).
+        Long("hash-max-listpack-entries", () => HashMaxListpackEntries, v => HashMaxListpackEntries = v, 0, long.MaxValue, "hash-max-ziplist-entries");
+        Memory("hash-max-listpack-value", () => HashMaxListpackValue, v => HashMaxListpackValue = v, 0, long.MaxValue, "hash-max-ziplist-value");
+        Long("zset-max-listpack-entries", () => ZsetMaxListpackEntries, v => ZsetMaxListpackEntries = v, 0, long.MaxValue, "zset-max-ziplist-entries");
+        Memory("zset-max-listpack-value", () => ZsetMaxListpackValue, v => ZsetMaxListpackValue = v, 0, long.MaxValue, "zset-max-ziplist-value");
+        Long("set-max-intset-entries", () => SetMaxIntsetEntries, v => SetMaxIntsetEntries = v, 0, long.MaxValue);
+        Int("list-max-listpack-size", () => ListMaxListpackSize, v => ListMaxListpackSize = v, int.MinValue, int.MaxValue, aliases: "list-max-ziplist-size");
+        Bool("rdbcompression", () => RdbCompression, v => RdbCompression = v);
+        Bool("rdbchecksum", () => RdbChecksum, v => RdbChecksum = v);
+
         // Redis tunables that shape internal encodings or features this server does not have:
         // accepted and reported so configuration files and tools written for Redis keep working.
         foreach (var (name, value) in InertDefaults)
@@ -291,6 +303,23 @@ public sealed class ServerConfig
     /// </summary>
     public long HllSparseMaxBytes { get; private set; } = DataTypes.HyperLogLog.DefaultSparseMaxBytes;
 
+    /// <summary>hash-max-listpack-entries: the most fields a hash Redis keeps as a listpack may have.</summary>
+    public long HashMaxListpackEntries { get; private set; } = 128;
+    /// <summary>hash-max-listpack-value: the longest field or value such a hash may hold.</summary>
+    public long HashMaxListpackValue { get; private set; } = 64;
+    /// <summary>zset-max-listpack-entries: the most members a sorted set Redis keeps as a listpack may have.</summary>
+    public long ZsetMaxListpackEntries { get; private set; } = 128;
+    /// <summary>zset-max-listpack-value: the longest member such a sorted set may hold.</summary>
+    public long ZsetMaxListpackValue { get; private set; } = 64;
+    /// <summary>set-max-intset-entries: the most members a set of integers Redis keeps as an intset may have.</summary>
+    public long SetMaxIntsetEntries { get; private set; } = 512;
+    /// <summary>list-max-listpack-size: a list node's limit, in elements when positive, in bytes (-1: 4 KB ... -5: 64 KB) when negative.</summary>
+    public int ListMaxListpackSize { get; private set; } = -2;
+    /// <summary>rdbcompression: LZF-compress strings over 20 bytes in RDB files and DUMP payloads.</summary>
+    public bool RdbCompression { get; private set; } = true;
+    /// <summary>rdbchecksum: end RDB files with their CRC-64 (0 when off, which readers skip).</summary>
+    public bool RdbChecksum { get; private set; } = true;
+
     /// <summary>slowlog-log-slower-than, microseconds: negative turns the slow log off, 0 logs every command.</summary>
     public long SlowLogSlowerThanMicros { get; private set; } = 10_000;
     public int SlowLogMaxLength { get; private set; } = 128;
@@ -341,18 +370,24 @@ public sealed class ServerConfig
         _ordered.Add(parameter);
     }
 
-    private void Int(string name, Func<int> get, Action<int> set, int min, int max, bool mutable = true)
+    private void Int(string name, Func<int> get, Action<int> set, int min, int max, bool mutable = true, params string[] aliases)
+        => Long(name, () => get(), v => set((int)v), min, max, mutable, aliases);
+
+    private void Long(string name, Func<long> get, Action<long> set, long min, long max, params string[] aliases)
+        => Long(name, get, set, min, max, mutable: true, aliases);
+
+    private void Long(string name, Func<long> get, Action<long> set, long min, long max, bool mutable, string[] aliases)
         => Add(new ConfigParameter(name, () => get().ToString(CultureInfo.InvariantCulture), v =>
         {
             if (!long.TryParse(v, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out long n))
                 return "argument couldn't be parsed into an integer";
             if (n < min || n > max)
                 return $"argument must be between {min} and {max} inclusive";
-            set((int)n);
+            set(n);
             return null;
-        }, mutable));
+        }, mutable, aliases));
 
-    private void Memory(string name, Func<long> get, Action<long> set, long min, long max)
+    private void Memory(string name, Func<long> get, Action<long> set, long min, long max, params string[] aliases)
         => Add(new ConfigParameter(name, () => get().ToString(CultureInfo.InvariantCulture), v =>
         {
             if (!MemorySize.TryParse(v, out long n))
@@ -361,7 +396,7 @@ public sealed class ServerConfig
                 return $"argument must be between {min} and {max} inclusive";
             set(n);
             return null;
-        }));
+        }, aliases: aliases));
 
     private void Bool(string name, Func<bool> get, Action<bool> set)
         => Add(new ConfigParameter(name, () => get() ? "yes" : "no", v =>
@@ -475,18 +510,12 @@ public sealed class ServerConfig
 
     private static readonly (string Name, string Value)[] InertDefaults =
     [
-        ("hash-max-listpack-entries", "128"), ("hash-max-listpack-value", "64"),
-        ("hash-max-ziplist-entries", "128"), ("hash-max-ziplist-value", "64"),
-        ("list-max-listpack-size", "-2"), ("list-max-ziplist-size", "-2"), ("list-compress-depth", "0"),
-        ("set-max-intset-entries", "512"), ("set-max-listpack-entries", "128"), ("set-max-listpack-value", "64"),
-        ("zset-max-listpack-entries", "128"), ("zset-max-listpack-value", "64"),
-        ("zset-max-ziplist-entries", "128"), ("zset-max-ziplist-value", "64"),
+        ("list-compress-depth", "0"), ("set-max-listpack-entries", "128"), ("set-max-listpack-value", "64"),
         ("activerehashing", "yes"), ("lazyfree-lazy-eviction", "no"), ("lazyfree-lazy-expire", "no"),
         ("lazyfree-lazy-server-del", "no"), ("lazyfree-lazy-user-del", "no"), ("lazyfree-lazy-user-flush", "no"),
         ("activedefrag", "no"), ("save", ""), ("aof-use-rdb-preamble", "no"), ("aof-timestamp-enabled", "no"),
         ("tcp-backlog", "511"), ("supervised", "no"), ("always-show-logo", "no"), ("set-proc-title", "yes"),
-        ("io-threads-do-reads", "no"), ("dynamic-hz", "yes"), ("rdbcompression", "yes"),
-        ("rdbchecksum", "yes"), ("stop-writes-on-bgsave-error", "yes"),
+        ("io-threads-do-reads", "no"), ("dynamic-hz", "yes"), ("stop-writes-on-bgsave-error", "yes"),
         ("replica-serve-stale-data", "yes"), ("replica-read-only", "yes"), ("repl-diskless-sync", "yes"),
         ("jemalloc-bg-thread", "yes"), ("oom-score-adj", "no"), ("crash-log-enabled", "yes"),
     ];

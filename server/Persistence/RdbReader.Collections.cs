@@ -35,11 +35,14 @@ public sealed partial class RdbReader
         or TypeHashZipmap or TypeListZiplist or TypeSetIntset or TypeSortedSetZiplist or TypeHashZiplist or TypeListQuicklist
         or TypeHashListpack or TypeSortedSetListpack or TypeListQuicklist2 or TypeSetListpack;
 
-    /// <summary>Reads the key and value of a collection type; the type byte is already read.</summary>
-    private void ReadCollection(byte type, IRdbVisitor visitor, long expireAtUnixMs)
+    /// <summary>Reads the key (unless <paramref name="keyGiven"/>: already in _key) and value of a collection type; the type byte is already read.</summary>
+    private void ReadCollection(byte type, IRdbVisitor visitor, long expireAtUnixMs, bool keyGiven = false)
     {
-        _reading = "a key";
-        ReadString(_key);
+        if (!keyGiven)
+        {
+            _reading = "a key";
+            ReadString(_key);
+        }
         string what = ValueTypeName(type);
         _reading = $"the {what} value of key '{Printable(_key.Span)}'";
         switch (type)

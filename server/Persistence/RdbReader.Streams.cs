@@ -16,10 +16,13 @@ public sealed partial class RdbReader
 
     private static bool IsStreamType(byte type) => type is TypeStreamListpacks or TypeStreamListpacks2 or TypeStreamListpacks3;
 
-    private void ReadStream(byte type, IRdbVisitor visitor, long expireAtUnixMs)
+    private void ReadStream(byte type, IRdbVisitor visitor, long expireAtUnixMs, bool keyGiven = false)
     {
-        _reading = "a key";
-        ReadString(_key);
+        if (!keyGiven)
+        {
+            _reading = "a key";
+            ReadString(_key);
+        }
         _reading = $"the stream value of key '{Printable(_key.Span)}'";
         visitor.BeginStream(_key.Span, expireAtUnixMs);
         long nodes = ReadCount();

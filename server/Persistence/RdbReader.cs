@@ -97,6 +97,54 @@ public sealed partial class RdbReader
         }
     }
 
+    /// <summary>
+    /// Reads one value as a DUMP payload holds it: its type byte, then the value, with no key and
+    /// no expiry around it. The visitor receives it as key <paramref name="key"/> without expiry.
+    /// Returns the bytes taken; whatever follows the value is left unread (RESTORE, like Redis,
+    /// ignores it). Every encoding <see cref="Read"/> accepts is accepted, with the same checks.
+    /// </summary>
+    /// <exception cref="RdbFormatException">The value is corrupt, truncated, or of a type this server does not support.</exception>
+    public static long ReadValue(Stream stream, ReadOnlySpan<byte> key, IRdbVisitor visitor)
+    {
+        ArgumentNullException.ThrowIfNull(stream);
+        ArgumentNullException.ThrowIfNull(visitor);
+        var reader = new RdbReader(stream);
+        try
+        {
+            return reader.ReadOneValue(key, visitor);
+        }
+        finally
+        {
+            reader.ReleaseBuffers();
+        }
+    }
+
+    private long ReadOneValue(ReadOnlySpan<byte> key, IRdbVisitor visitor)
+    {
+        key.CopyTo(_key.Reserve(key.Length));
+        _reading = "the value type";
+        byte type = ReadByte();
+        if (type == TypeString)
+        {
+            _reading = "a string value";
+            ReadString(_value);
+            visitor.String(_key.Span, _value.Span, 0);
+        }
+        else if (IsStreamType(type))
+        {
+            ReadStream(type, visitor, 0, keyGiven: true);
+        }
+        else if (IsCollectionType(type))
+        {
+            ReadCollection(type, visitor, 0, keyGiven: true);
+        }
+        else
+        {
+            throw new RdbFormatException($"value type {type} ({ValueTypeName(type)}) is not supported", 0);
+        }
+        return Offset;
+    }
+
     private long Offset => _bufferOffset + _pos;
 
     private long ReadAll(IRdbVisitor visitor)

@@ -86,25 +86,51 @@ public static unsafe class NativeListpack
         if (NumberFormat.TryParseInt64(text, out long value))
             return AppendInteger(lp, value);
         Span<byte> header = stackalloc byte[5];
-        int headerLength;
-        if (text.Length < 64)
-        {
-            header[0] = (byte)(0x80 | text.Length);
-            headerLength = 1;
-        }
-        else if (text.Length < 4096)
-        {
-            header[0] = (byte)(0xE0 | (text.Length >> 8));
-            header[1] = (byte)text.Length;
-            headerLength = 2;
-        }
-        else
-        {
-            header[0] = 0xF0;
-            BinaryPrimitives.WriteUInt32LittleEndian(header[1..], (uint)text.Length);
-            headerLength = 5;
-        }
+        int headerLength = EncodeStringHeader(text.Length, header);
         return AppendEncoded(lp, header[..headerLength], text);
+    }
+
+    // ---- encoding into a caller's buffer (listpacks built elsewhere: RDB values) ---------------
+
+    /// <summary>
+    /// Writes <paramref name="text"/> as one element, back-length included, into
+    /// <paramref name="destination"/> (<see cref="StringSize"/> bytes): as an integer when it reads
+    /// as one, as lpAppend stores it. Returns the bytes written.
+    /// </summary>
+    public static int WriteString(ReadOnlySpan<byte> text, Span<byte> destination)
+    {
+        if (NumberFormat.TryParseInt64(text, out long value))
+            return WriteInteger(value, destination);
+        int header = EncodeStringHeader(text.Length, destination);
+        text.CopyTo(destination[header..]);
+        int content = header + text.Length;
+        return content + EncodeBackLength(content, destination[content..]);
+    }
+
+    /// <summary>Writes an integer element, back-length included (<see cref="IntegerSize"/> bytes); returns the bytes written.</summary>
+    public static int WriteInteger(long value, Span<byte> destination)
+    {
+        int content = EncodeInteger(value, destination);
+        return content + EncodeBackLength(content, destination[content..]);
+    }
+
+    /// <summary>The header of a string element of <paramref name="length"/> bytes (6-bit, 12-bit or 32-bit length); returns its size.</summary>
+    private static int EncodeStringHeader(int length, Span<byte> header)
+    {
+        if (length < 64)
+        {
+            header[0] = (byte)(0x80 | length);
+            return 1;
+        }
+        if (length < 4096)
+        {
+            header[0] = (byte)(0xE0 | (length >> 8));
+            header[1] = (byte)length;
+            return 2;
+        }
+        header[0] = 0xF0;
+        BinaryPrimitives.WriteUInt32LittleEndian(header[1..], (uint)length);
+        return 5;
     }
 
     /// <summary>Appends an element given as its encoding header and data; grows the block with spare room.</summary>

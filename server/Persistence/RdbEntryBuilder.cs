@@ -1,0 +1,195 @@
+using System.Text;
+using Diagnostics.Server.DataTypes;
+using Diagnostics.Server.DataTypes.Streams;
+using Diagnostics.Server.Engine;
+using ValueType = Diagnostics.Server.Engine.ValueType;
+
+namespace Diagnostics.Server.Persistence;
+
+/// <summary>
+/// Builds one key's collection or stream, detached from any database, from what
+/// <see cref="RdbReader"/> reports, and checks that a stream's parts agree (its length, last ID,
+/// pending entries and their owners), since the stream code relies on it. The RDB load puts each
+/// value it builds in the keyspace; RESTORE adds its one. Strict (RESTORE's hostile payloads): a
+/// member or field given twice, or a collection with no element, is corrupt data, as Redis refuses
+/// it; otherwise (loading a file) the later one wins and an empty collection is dropped.
+/// Inconsistencies throw the exception <paramref name="corrupt"/> makes of the problem.
+/// </summary>
+internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception> corrupt)
+{
+    private Entry* _building;
+    private long _expireAt;
+    private ConsumerGroup* _group;
+    private StreamConsumer* _consumer;
+
+    public void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs)
+    {
+        Abandon();
+        var type = kind switch
+        {
+            RdbCollection.List => ValueType.List,
+            RdbCollection.Set => ValueType.Set,
+            RdbCollection.Hash => ValueType.Hash,
+            _ => ValueType.SortedSet,
+        };
+        _building = Values.NewEntry(key, Keyspace.Hash(key), type);
+        _expireAt = expireAtUnixMs;
+    }
+
+    public void ListElement(ReadOnlySpan<byte> element) => Values.List(_building)->PushTail(element);
+
+    public void SetMember(ReadOnlySpan<byte> member)
+    {
+        if (!Values.Set(_building)->Set(member, []) && strict)
+            throw corrupt($"set member '{Printable(member)}' of key '{KeyText}' appears twice");
+    }
+
+    public void HashField(ReadOnlySpan<byte> field, ReadOnlySpan<byte> value)
+    {
+        if (!Values.Hash(_building)->Set(field, value) && strict)
+            throw corrupt($"hash field '{Printable(field)}' of key '{KeyText}' appears twice");
+    }
+
+    public void SortedSetMember(ReadOnlySpan<byte> member, double score)
+    {
+        var set = Values.SortedSet(_building);
+        if (!set->TryGetScore(member, out _))
+            set->Add(member, score);
+        else if (strict)
+            throw corrupt($"sorted set member '{Printable(member)}' of key '{KeyText}' appears twice");
+        else
+            set->Rescore(member, score);
+    }
+
+    /// <summary>The collection begun last, with its expiry set; null (nothing to add) when it has no element and the builder is not strict.</summary>
+    public Entry* EndCollection()
+    {
+        Entry* e = _building;
+        _building = null;
+        if (Values.Length(e) == 0)
+        {
+            string key = Encoding.UTF8.GetString(Entry.KeyOf(e));
+            EntryStore.Free(e);
+            // Redis cannot hold an empty collection: a load skips it, RESTORE refuses it.
+            if (strict)
+                throw corrupt($"key '{key}' holds an empty collection");
+            return null;
+        }
+        e->ExpireAt = _expireAt;
+        return e;
+    }
+
+    // ---- streams ------------------------------------------------------------------------------------
+
+    private StreamValue* Stream => Values.Stream(_building);
+
+    public void BeginStream(ReadOnlySpan<byte> key, long expireAtUnixMs)
+    {
+        Abandon();
+        _building = Values.NewEntry(key, Keyspace.Hash(key), ValueType.Stream);
+        _expireAt = expireAtUnixMs;
+        _group = null;
+        _consumer = null;
+    }
+
+    public void StreamNode(StreamId master, ReadOnlySpan<byte> listpack)
+        => Stream->AddLoadedNode(master, NativeListpack.CopyOf(listpack));
+
+    public void StreamCounters(long length, StreamId lastId, StreamId firstId, StreamId maxDeletedId, long entriesAdded)
+    {
+        StreamValue* stream = Stream;
+        long live = 0;
+        for (int i = 0; i < stream->NodeCount; i++)
+            live += stream->Node(i)->Live();
+        if (length != live)
+            throw corrupt($"The RDB says stream '{KeyText}' has {length} entries, its nodes hold {live}");
+        stream->Length = length;
+        // Appends rely on the last ID being past every entry.
+        if (length > 0 && StreamValue.LastEntry(stream).Id > lastId)
+            throw corrupt($"The RDB gives stream '{KeyText}' last ID {lastId}, below its last entry {StreamValue.LastEntry(stream).Id}");
+        stream->LastId = lastId;
+        if (entriesAdded < 0)
+        {
+            // Before RDB 10 these were not kept: Redis derives them the same way.
+            var first = new StreamIterator(stream, StreamId.Min, StreamId.Max);
+            stream->FirstId = first.Next(out StreamEntry entry) ? entry.Id : default;
+            stream->MaxDeletedId = default;
+            stream->EntriesAdded = length;
+        }
+        else
+        {
+            stream->FirstId = firstId;
+            stream->MaxDeletedId = maxDeletedId;
+            stream->EntriesAdded = entriesAdded;
+        }
+    }
+
+    public void StreamGroup(ReadOnlySpan<byte> name, StreamId lastDelivered, long entriesRead)
+    {
+        ConsumerGroups* groups = Stream->GroupsOrCreate();
+        if (groups->Find(name) != null)
+            throw corrupt($"The RDB names consumer group '{Printable(name)}' of stream '{KeyText}' twice");
+        if (entriesRead == long.MinValue)
+            entriesRead = StreamLag.EntriesBefore(Stream, lastDelivered);
+        _group = groups->Add(name, lastDelivered, entriesRead);
+        _consumer = null;
+    }
+
+    public void StreamGroupPending(StreamId id, long deliveryTimeUnixMs, long deliveryCount)
+    {
+        if (_group->Pending->Find(id) != null)
+            throw corrupt($"The RDB lists pending entry {id} twice in a group of stream '{KeyText}'");
+        PendingEntry* nack = _group->Pending->Insert(id);
+        nack->DeliveryTime = deliveryTimeUnixMs;
+        nack->DeliveryCount = deliveryCount;
+    }
+
+    public void StreamConsumer(ReadOnlySpan<byte> name, long seenTimeUnixMs)
+    {
+        if (_group->FindConsumer(name) != null)
+            throw corrupt($"The RDB names consumer '{Printable(name)}' twice in a group of stream '{KeyText}'");
+        _consumer = _group->AddConsumer(name, seenTimeUnixMs);
+    }
+
+    public void StreamConsumerPending(StreamId id)
+    {
+        PendingEntry* nack = _group->Pending->Find(id);
+        if (nack == null || nack->Consumer != null)
+            throw corrupt($"The RDB gives consumer of stream '{KeyText}' pending entry {id}, which its group does not hold or another consumer owns");
+        nack->Consumer = _consumer;
+        _consumer->Pending->Insert(id);
+    }
+
+    /// <summary>The stream begun last, with its expiry set, once every pending entry is known to have its owner.</summary>
+    public Entry* EndStream()
+    {
+        StreamValue* stream = Stream;
+        if (stream->Groups != null)
+            foreach (var (name, pointer) in stream->Groups->Sorted())
+            {
+                var group = (ConsumerGroup*)pointer;
+                var cursor = group->Pending->From(StreamId.Min);
+                for (PendingEntry* nack; (nack = group->Pending->At(cursor)) != null; group->Pending->MoveNext(ref cursor))
+                    if (nack->Consumer == null)
+                        throw corrupt($"The RDB leaves pending entry {nack->Id} of group '{Printable(name)}' of stream '{KeyText}' without a consumer");
+            }
+        Entry* e = _building;
+        _building = null;
+        e->ExpireAt = _expireAt;
+        return e;
+    }
+
+    /// <summary>Frees a value a failed read left half built.</summary>
+    public void Abandon()
+    {
+        if (_building != null)
+            EntryStore.Free(_building);
+        _building = null;
+        _group = null;
+        _consumer = null;
+    }
+
+    private string KeyText => Encoding.UTF8.GetString(Entry.KeyOf(_building));
+
+    private static string Printable(ReadOnlySpan<byte> bytes) => Encoding.UTF8.GetString(bytes.Length > 64 ? bytes[..64] : bytes);
+}
