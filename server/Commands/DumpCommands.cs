@@ -38,10 +38,29 @@ public static unsafe class DumpCommands
             c.Reply.Null();
             return;
         }
-        using var writer = new RdbWriter(RdbWriteOptions.From(c.Server.Config));
+        var options = RdbWriteOptions.From(c.Server.Config);
+        var writer = t_writer;
+        if (writer is null || writer.Options != options)
+        {
+            writer?.Dispose();
+            t_writer = writer = new RdbWriter(options);
+        }
         DumpPayload.Write(writer, e);
         c.Reply.Bulk(writer.Written);
+        writer.Clear();
+        // A large value's buffer goes back rather than staying with the thread.
+        if (writer.CapacityBytes > RetainedBytes)
+        {
+            writer.Dispose();
+            t_writer = null;
+        }
     }
+
+    // Each thread that runs DUMP keeps its writer: its buffer and LZF table (256 KB, which Redis
+    // keeps on its stack) are not allocated and cleared again for every key.
+    [ThreadStatic]
+    private static RdbWriter? t_writer;
+    private const int RetainedBytes = 64 * 1024;
 
     /// <summary>
     /// Redis 7.0's restoreCommand, its checks in its order: the options, BUSYKEY, the TTL, the
