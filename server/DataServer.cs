@@ -42,6 +42,7 @@ public sealed class DataServer : IDisposable
         Tracking = new Tracking.KeyTracking(Keyspace, Clients, Commands);
         Executor = new Execution.CommandExecutor(this);
         Aof = new Persistence.AppendOnlyFile(this);
+        Rdb = new Persistence.Snapshots.RdbSaves(this);
         // Keys the cron expires reach the AOF as DELs while it is on.
         Keyspace.Cron.Propagation = new Persistence.AofPropagationSink(Aof);
         // As Redis's freeMemoryGetNotCountedMemory: the AOF buffer does not count against
@@ -109,6 +110,8 @@ public sealed class DataServer : IDisposable
     public ClientEviction ClientEviction { get; }
     /// <summary>The append-only file: logging, loading and rewriting.</summary>
     public Persistence.AppendOnlyFile Aof { get; }
+    /// <summary>RDB snapshots: SAVE, BGSAVE, the save schedule, loading dbfilename at start.</summary>
+    public Persistence.Snapshots.RdbSaves Rdb { get; }
     public ServerStats Stats { get; } = new();
 
     /// <summary>Channels, patterns and their subscribers.</summary>
@@ -136,10 +139,11 @@ public sealed class DataServer : IDisposable
     /// <summary>Sampled rates for INFO's instantaneous_* fields.</summary>
     public InstantaneousMetrics Instantaneous { get; }
     public string RunId { get; } = Convert.ToHexStringLower(System.Security.Cryptography.RandomNumberGenerator.GetBytes(20));
-    public long LastSaveUnixSeconds { get; set; } = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
-
-    /// <summary>SHUTDOWN SAVE: compact the AOF before exiting.</summary>
-    public bool RewriteOnShutdown { get; set; }
+    /// <summary>
+    /// SHUTDOWN wrote its snapshot (or was told NOSAVE) before stopping the host; otherwise a stop
+    /// (a signal) saves on the way out when the save schedule is on, as Redis does.
+    /// </summary>
+    public bool ShutdownSaveDone { get; set; }
 
     /// <summary>Set by SHUTDOWN; the host stops when it fires.</summary>
     public CancellationTokenSource ShutdownRequested { get; } = new();
@@ -156,6 +160,7 @@ public sealed class DataServer : IDisposable
         Sampler.Dispose();
         Meters.Dispose();
         Instantaneous.Dispose();
+        Rdb.Dispose();
         Aof.Dispose();
         Scripts.Dispose();
         Pause.Dispose();

@@ -57,6 +57,7 @@ stopSignals.Requested.Register(() =>
     server.ShutdownRequested.Cancel();
 });
 server.Aof.Log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Persistence");
+server.Rdb.Log = server.Aof.Log;
 server.Scripts.Log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Scripting");
 try
 {
@@ -68,6 +69,18 @@ catch (Exception ex) when (ex is AofFormatException or DiskFileException or RdbF
     log.LogCritical("Can't load the append only file: {Error}", ex.Message);
     return 1;
 }
+try
+{
+    // As Redis: with the AOF off, the last snapshot is the data.
+    if (!config.AppendOnly)
+        server.Rdb.LoadAtStart();
+}
+catch (Exception ex) when (ex is AofFormatException or DiskFileException or RdbFormatException)
+{
+    log.LogCritical("Fatal error loading the DB ({File}): {Error}. Exiting.", server.Rdb.FilePath, ex.Message);
+    return 1;
+}
+server.Rdb.StartSchedule();
 // A stop requested while the AOF loaded: nothing was served, so the host never starts.
 bool serve = !server.ShutdownRequested.IsCancellationRequested;
 server.Sampler.Start();
@@ -104,20 +117,27 @@ catch (IOException ex) when (ex.InnerException is System.Net.Sockets.SocketExcep
     log.LogCritical("{Error} Failed listening (tcp port {Port}, http port {HttpPort}), aborting.", ex.Message, config.Port, config.HttpPort);
     return 1;
 }
+int exitCode = 0;
+// A signal stops the host without SHUTDOWN's own save: the snapshot is taken now, with no client
+// left to change the data, when the save schedule is on (Redis's prepareForShutdown).
+if (!server.ShutdownSaveDone && !config.SaveSchedule.IsEmpty)
+{
+    log.LogInformation("Saving the final RDB snapshot before exiting.");
+    if (server.Rdb.Save() is not null)
+    {
+        log.LogWarning("Error trying to save the DB before exiting: {Error}", server.Rdb.LastError);
+        exitCode = 1;
+    }
+}
 if (server.Aof.Enabled)
 {
-    if (server.RewriteOnShutdown)
-    {
-        log.LogInformation("Rewriting the append only file before exiting (SHUTDOWN SAVE)");
-        server.Aof.RewriteNow(TimeSpan.FromMinutes(10));
-    }
     log.LogInformation("Calling fsync() on the AOF file.");
     server.Aof.Stop(TimeSpan.FromSeconds(30));
 }
 if (config.PidFile.Length > 0)
     File.Delete(config.PidFile);
 log.LogInformation("Server is now ready to exit, bye bye...");
-return 0;
+return exitCode;
 
 // One web host for both listeners: Kestrel serves HTTP (API, metrics, debug package) and, with
 // --transport kestrel, RESP too; by default RESP runs on the lean socket listener beside it.

@@ -8,9 +8,9 @@ using static Diagnostics.Server.Commands.CommandFlags;
 namespace Diagnostics.Server.Commands;
 
 /// <summary>
-/// DEBUG SLEEP / SET-ACTIVE-EXPIRE / OBJECT / RELOAD / DIGEST / DIGEST-VALUE / HELP. DEBUG parks
-/// every shard (AllShards), so DEBUG SLEEP makes the whole server busy as it does in Redis, DEBUG
-/// OBJECT reads any key and DEBUG DIGEST sees the whole keyspace at one instant.
+/// DEBUG SLEEP / SET-ACTIVE-EXPIRE / OBJECT / RELOAD / LOADAOF / DIGEST / DIGEST-VALUE / HELP.
+/// DEBUG parks every shard (AllShards), so DEBUG SLEEP makes the whole server busy as it does in
+/// Redis, DEBUG OBJECT reads any key and DEBUG DIGEST sees the whole keyspace at one instant.
 /// Allowed according to enable-debug-command.
 /// </summary>
 public static unsafe class DebugCommands
@@ -38,21 +38,45 @@ public static unsafe class DebugCommands
             SetActiveExpire(ref c);
         else if (c.ArgIs(1, "object"u8) && c.ArgCount == 3)
             Object(ref c);
-        else if (c.ArgIs(1, "reload"u8) && c.ArgCount == 2)
+        else if (c.ArgIs(1, "reload"u8))
             Reload(ref c);
         else if (c.ArgIs(1, "digest"u8) && c.ArgCount == 2)
             Digest(ref c);
         else if (c.ArgIs(1, "digest-value"u8))
             DigestValue(ref c);
+        else if (c.ArgIs(1, "loadaof"u8) && c.ArgCount == 2)
+            LoadAof(ref c);
         else
             c.Error($"ERR unknown subcommand or wrong number of arguments for '{Errors.Truncate(c.ArgString(1))}'. Try DEBUG HELP.");
     }
 
     /// <summary>
-    /// Writes the dataset out, empties memory and loads it back (from the AOF when it is on), with
-    /// every shard held: the persistence round trip in one command, for tests.
+    /// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: the RDB round trip (save, empty memory, load),
+    /// with every shard held, as Redis does whether or not the AOF is on.
     /// </summary>
     private static void Reload(ref CommandContext c)
+    {
+        bool flush = true, save = true;
+        for (int i = 2; i < c.ArgCount; i++)
+        {
+            if (c.ArgIs(i, "merge"u8) || c.ArgIs(i, "noflush"u8))
+                flush = false;
+            else if (c.ArgIs(i, "nosave"u8))
+                save = false;
+            else
+            {
+                c.Error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+                return;
+            }
+        }
+        if (c.Server.Rdb.ReloadHoldingAllShards(save, flush) is { } error)
+            c.Error(error);
+        else
+            c.Reply.Ok();
+    }
+
+    /// <summary>DEBUG LOADAOF: makes the AOF durable, empties memory and loads the AOF back.</summary>
+    private static void LoadAof(ref CommandContext c)
     {
         if (c.Server.Aof.Reload() is { } error)
             c.Error(error);
@@ -135,7 +159,19 @@ public static unsafe class DebugCommands
             "DIGEST", "    Output a hex signature representing the current DB content.",
             "DIGEST-VALUE <key> [<key> ...]", "    Output a hex signature of the values of all the specified keys.",
             "OBJECT <key>", "    Show low level info about `key` and associated value.",
-            "RELOAD", "    Save the dataset to disk (the AOF when it is on), empty memory and load it back.",
+            "LOADAOF", "    Flush the AOF buffers on disk and reload the AOF in memory.",
+            "RELOAD [option ...]", "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+            "    * MERGE: conflicting keys will be loaded from RDB.",
+            "    * NOFLUSH: the existing database will not be removed before load, but",
+            "      conflicting keys will generate an exception and kill the server.",
+            "    * NOSAVE: the database will be loaded from an existing RDB file.",
+            "    Examples:",
+            "    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+            "      the database.",
+            "    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+            "      existing RDB file.",
+            "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+            "      file to the database.",
             "SET-ACTIVE-EXPIRE <0|1>", "    Setting it to 0 disables expiring keys in background when they are not",
             "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the", "    default.",
             "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",

@@ -174,8 +174,36 @@ public sealed class ServerConfig
         // accepted and reported so configuration files and tools written for Redis keep working.
         foreach (var (name, value) in InertDefaults)
             Inert(name, value);
-        Inert("dbfilename", "dump.rdb", isProtected: true);
+        // RDB snapshots (Persistence/Snapshots).
+        Add(new ConfigParameter("dbfilename", () => DbFilename, v =>
+        {
+            // Redis's isValidDBfilename: a name in dir, never a path out of it.
+            if (v.Length == 0 || v.Contains('/') || v.Contains('\\') || v is "." or "..")
+                return "dbfilename can't be a path, just a filename";
+            DbFilename = v;
+            return null;
+        }) { Protected = true });
+        Add(new ConfigParameter("save", () => SaveSchedule.ToString(), v =>
+        {
+            if (!Persistence.Snapshots.SaveSchedule.TryParse(v, out var schedule))
+                return "Invalid save parameters";
+            SaveSchedule = schedule;
+            return null;
+        }));
+        Bool("stop-writes-on-bgsave-error", () => StopWritesOnBgsaveError, v => StopWritesOnBgsaveError = v);
+        Bool("aof-use-rdb-preamble", () => AofUseRdbPreamble, v => AofUseRdbPreamble = v);
     }
+
+    /// <summary>A rewrite writes the AOF's base as an RDB (Redis's default) rather than as commands.</summary>
+    public bool AofUseRdbPreamble { get; private set; } = true;
+
+    /// <summary>The RDB snapshot's file name in dir.</summary>
+    public string DbFilename { get; private set; } = "dump.rdb";
+    /// <summary>When snapshots are taken by themselves (Redis 7's default unless configured).</summary>
+    public Persistence.Snapshots.SaveSchedule SaveSchedule { get; private set; } = Persistence.Snapshots.SaveSchedule.Default;
+    public bool StopWritesOnBgsaveError { get; private set; } = true;
+    // A configuration file's save lines add up, as in Redis; the first one replaces the default.
+    private bool _saveReadAtStartup;
 
     public int Port { get; private set; } = 6379;
     public string[] Bind { get; private set; } = ["127.0.0.1", "-::1"];
@@ -358,6 +386,12 @@ public sealed class ServerConfig
             return $"Unknown option or number of arguments for CONFIG SET - '{name}'";
         if (!atStartup && !parameter.Mutable)
             return $"CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config";
+        if (atStartup && parameter.Name == "save")
+        {
+            if (_saveReadAtStartup && value.Length > 0 && !SaveSchedule.IsEmpty)
+                value = SaveSchedule + " " + value;
+            _saveReadAtStartup = true;
+        }
         string? problem = parameter.Set(value);
         return problem is null ? null : $"CONFIG SET failed (possibly related to argument '{name}') - {problem}";
     }
@@ -513,9 +547,9 @@ public sealed class ServerConfig
         ("list-compress-depth", "0"), ("set-max-listpack-entries", "128"), ("set-max-listpack-value", "64"),
         ("activerehashing", "yes"), ("lazyfree-lazy-eviction", "no"), ("lazyfree-lazy-expire", "no"),
         ("lazyfree-lazy-server-del", "no"), ("lazyfree-lazy-user-del", "no"), ("lazyfree-lazy-user-flush", "no"),
-        ("activedefrag", "no"), ("save", ""), ("aof-use-rdb-preamble", "no"), ("aof-timestamp-enabled", "no"),
+        ("activedefrag", "no"), ("aof-timestamp-enabled", "no"),
         ("tcp-backlog", "511"), ("supervised", "no"), ("always-show-logo", "no"), ("set-proc-title", "yes"),
-        ("io-threads-do-reads", "no"), ("dynamic-hz", "yes"), ("stop-writes-on-bgsave-error", "yes"),
+        ("io-threads-do-reads", "no"), ("dynamic-hz", "yes"),
         ("replica-serve-stale-data", "yes"), ("replica-read-only", "yes"), ("repl-diskless-sync", "yes"),
         ("jemalloc-bg-thread", "yes"), ("oom-score-adj", "no"), ("crash-log-enabled", "yes"),
     ];

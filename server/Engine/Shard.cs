@@ -24,6 +24,8 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
     private volatile bool _stopping;
     private int _sleeping;
     private long _nextCronTick;
+    // A snapshot's cut armed this shard: the next holder copies it before touching anything.
+    private ShardCapture? _capture;
 
     public Shard(int index, int databases, ExecutionMode mode, ShardCron cron, Transactions.WatchRegistrations watchRegistrations)
     {
@@ -105,6 +107,7 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
         }
         try
         {
+            CaptureIfArmed();
             work.Execute(this);
         }
         finally
@@ -133,8 +136,57 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
     }
 
     /// <summary>Takes the shard's lock for a coordinated multi-shard command (inline mode only).</summary>
-    public void EnterInline() => _inlineGate.Enter();
-    public bool TryEnterInline(int waitMillis) => _inlineGate.TryEnter(waitMillis);
+    public void EnterInline()
+    {
+        _inlineGate.Enter();
+        CaptureIfArmed();
+    }
+
+    public bool TryEnterInline(int waitMillis)
+    {
+        if (!_inlineGate.TryEnter(waitMillis))
+            return false;
+        CaptureIfArmed();
+        return true;
+    }
+
+    /// <summary>
+    /// At a snapshot's cut, with the shard held: the next holder copies it before it changes
+    /// (<see cref="ShardCapture"/>). A capture still armed from an earlier cut is taken first.
+    /// </summary>
+    public void ArmCapture(ShardCapture capture)
+    {
+        CaptureIfArmed();
+        _capture = capture;
+    }
+
+    /// <summary>
+    /// Takes the shard for a moment from outside, so a capture still armed runs here (a snapshot's
+    /// writer reaching a shard no command has taken since the cut).
+    /// </summary>
+    public void CaptureNow()
+    {
+        if (Mode == ExecutionMode.Inline)
+        {
+            EnterInline();
+            ExitInline();
+            return;
+        }
+        var hold = new HoldWork();
+        Post(hold); // the executor runs the capture before it runs the hold
+        hold.WaitUntilHeld();
+        hold.Release();
+    }
+
+    /// <summary>The holder's first step: one field read when no snapshot is being taken.</summary>
+    internal void CaptureIfArmed()
+    {
+        if (_capture is { } capture)
+        {
+            _capture = null;
+            capture.Capture(this);
+        }
+    }
 
     /// <summary>True when the calling thread holds the shard's lock (inline mode).</summary>
     public bool IsHeldByCurrentThread => _inlineGate.IsHeldByCurrentThread;
@@ -186,6 +238,7 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
         {
             if (_handOffs.IsEmpty || !_inlineGate.TryEnter())
                 return; // nothing left, or the holder will look again when it lets go
+            CaptureIfArmed();
             RunHandOffsAndLetGo();
         }
         if (!_handOffs.IsEmpty)
@@ -202,6 +255,7 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
         {
             while (_queue.TryDequeue(out var work))
             {
+                CaptureIfArmed();
                 work.Execute(this);
                     if (Environment.TickCount64 >= _nextCronTick)
                     RunCron();
@@ -214,6 +268,7 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
 
     private void RunCron()
     {
+        CaptureIfArmed();
         _cron.Run(this);
         _nextCronTick = Environment.TickCount64 + _cron.PeriodMs;
     }

@@ -109,11 +109,14 @@ public sealed class CommandExecutor(DataServer server)
         // MISCONF (before queueing and the subscribed check): the disk cannot take writes, so none
         // is accepted, nor an EXEC that queued one, and PING fails too so health checks notice;
         // reads go on.
-        if (server.Aof.WriteError is { } diskError
+        if ((server.Aof.WriteError is not null || server.Rdb.DeniesWrites)
             && (spec.IsWrite || ReferenceEquals(spec, server.Commands.Ping)
                 || (ReferenceEquals(spec, server.Commands.Exec) && transaction is not null && transaction.QueuedAny(CommandFlags.Write))))
         {
-            Reject(client, counters, spec, "MISCONF Errors writing to the AOF file: " + diskError);
+            // Redis checks the snapshot first (writeCommandsDeniedByDiskError).
+            Reject(client, counters, spec, server.Rdb.DeniesWrites
+                ? Persistence.Snapshots.RdbSaves.MisconfError
+                : "MISCONF Errors writing to the AOF file: " + server.Aof.WriteError);
             return;
         }
         // A monitor is fed the keyspace's commands and may not touch it, as Redis refuses any
@@ -211,6 +214,7 @@ public sealed class CommandExecutor(DataServer server)
         }
         if (spec.IsWrite && !context.Failed && context.Logging != AofLogging.Nothing)
         {
+            counters.Changes++;
             if (server.Keyspace.Watches.Any)
                 TouchWatchedKeys(spec, args, database);
             if (spec.Event is not null && effects.Notifies(spec.EventType))

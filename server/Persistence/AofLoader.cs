@@ -49,6 +49,11 @@ public static class AofLoader
                 {
                     rdb.Abandon(); // a collection a corrupt file cut short is not left allocated
                 }
+                // Functions are the server's, not a keyspace's: a rewrite's private copy leaves them be.
+                if (ReferenceEquals(keyspace, server.Keyspace) && rdb.FunctionLibraries.Count > 0
+                    && server.Scripts.LoadLibraries(rdb.FunctionLibraries) is { } error)
+                    throw new AofFormatException($"A function library in {info.Name} cannot be loaded: {error}");
+                rdb.FunctionLibraries.Clear();
             }
             long fileDone = doneBytes;
             var result = replayer.Replay(file, start, purpose, reached =>

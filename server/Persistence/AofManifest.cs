@@ -27,7 +27,8 @@ public sealed class AofManifest
     public static string ManifestName(string baseName) => baseName + ManifestSuffix;
     /// <summary>Where <see cref="Persist"/> writes the manifest before renaming it into place.</summary>
     public static string TempManifestName(string baseName) => TempPrefix + ManifestName(baseName);
-    public static string BaseFileName(string baseName, long sequence) => $"{baseName}.{sequence}{BaseSuffix}{AofExtension}";
+    /// <summary>A base file's name: ".base.rdb" when it is an RDB (aof-use-rdb-preamble), as Redis names it.</summary>
+    public static string BaseFileName(string baseName, long sequence, bool rdb = false) => $"{baseName}.{sequence}{BaseSuffix}{(rdb ? ".rdb" : AofExtension)}";
     public static string IncrFileName(string baseName, long sequence) => $"{baseName}.{sequence}{IncrSuffix}{AofExtension}";
 
     /// <summary>Files in load order: the base, then the incremental files.</summary>

@@ -307,9 +307,9 @@ public sealed partial class AppendOnlyFile
     }
 
     /// <summary>
-    /// DEBUG RELOAD: with every shard held (the caller's), makes the AOF durable, empties the
+    /// DEBUG LOADAOF: with every shard held (the caller's), makes the AOF durable, empties the
     /// keyspace and loads it back from the files. With the AOF off, the keyspace goes through a
-    /// temporary file instead, so the round trip still exercises writing and loading.
+    /// temporary file in the AOF's command form instead, so the round trip still exercises it.
     /// </summary>
     public string? Reload()
     {

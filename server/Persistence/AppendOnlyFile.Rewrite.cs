@@ -72,25 +72,6 @@ public sealed partial class AppendOnlyFile
         return null;
     }
 
-    /// <summary>Runs a rewrite and waits for it (SHUTDOWN SAVE). Returns false if it failed or did not finish in time.</summary>
-    public bool RewriteNow(TimeSpan timeout)
-    {
-        var deadline = DateTime.UtcNow + timeout;
-        while (StartRewrite() is not null)
-        {
-            if (!_enabled || DateTime.UtcNow > deadline)
-                return false;
-            Thread.Sleep(50); // one already running: wait for it, then start ours
-        }
-        while (_rewriteRunning || _rewriteStep != RewriteStep.None)
-        {
-            if (DateTime.UtcNow > deadline)
-                return false;
-            Thread.Sleep(50);
-        }
-        return _lastRewriteOk;
-    }
-
     private void BeginRewriteLocked()
     {
         _rewriteRunning = true;
@@ -240,8 +221,17 @@ public sealed partial class AppendOnlyFile
         }
     }
 
+    // Whether the base the rewrite wrote is an RDB (aof-use-rdb-preamble at the time it wrote it).
+    private bool _rewriteBaseIsRdb;
+
     private void WriteBase(Keyspace keyspace, string path)
     {
+        _rewriteBaseIsRdb = _server.Config.AofUseRdbPreamble;
+        if (_rewriteBaseIsRdb)
+        {
+            WriteRdbBase(keyspace, path);
+            return;
+        }
         using var file = DiskFile.Create(path);
         using var buffer = new AofRecordBuffer();
         long offset = 0, syncedAt = 0;
@@ -274,6 +264,33 @@ public sealed partial class AppendOnlyFile
         file.Sync(DiskIoPurpose.RewriteWrite);
     }
 
+    /// <summary>
+    /// The base as an RDB (aof-use-rdb-preamble yes, Redis's default): the private keyspace is this
+    /// thread's alone, so it is serialized as it stands, with the function libraries and aof-base 1.
+    /// </summary>
+    private void WriteRdbBase(Keyspace keyspace, string path)
+    {
+        using var file = DiskFile.Create(path);
+        long offset = 0, syncedAt = 0;
+        bool incrementalSync = _server.Config.AofRewriteIncrementalFsync;
+        using var snapshot = Snapshots.RdbSnapshot.TakeHolding(keyspace, Snapshots.RdbSaves.WriteOptions(_server), Snapshots.RdbSaves.FunctionCodes(_server));
+        string? error = snapshot.WriteTo(bytes =>
+        {
+            if (_rewriteCancel)
+                throw new OperationCanceledException();
+            file.Write(bytes, offset, DiskIoPurpose.RewriteWrite);
+            offset += bytes.Length;
+            if (incrementalSync && offset - syncedAt >= 4 * 1024 * 1024)
+            {
+                file.Sync(DiskIoPurpose.RewriteWrite);
+                syncedAt = offset;
+            }
+        }, aofBase: true);
+        if (error is not null)
+            throw new IOException(error);
+        file.Sync(DiskIoPurpose.RewriteWrite);
+    }
+
     /// <summary>Writer thread: installs the compacted base in place of the files it folded.</summary>
     private void Finish()
     {
@@ -290,7 +307,7 @@ public sealed partial class AppendOnlyFile
             foreach (var incr in _manifest.Incrementals)
                 if (!folded.Contains(incr))
                     remaining.Add(incr);
-            _manifest = InstallBase(_manifest, temp, remaining);
+            _manifest = InstallBase(_manifest, temp, remaining, _rewriteBaseIsRdb);
             RefreshSizes();
             _rewriteBaseSize = CurrentSize;
             FinishRewriteStats(ok: true);
@@ -310,10 +327,10 @@ public sealed partial class AppendOnlyFile
     /// switch, then deleted, then dropped from the manifest. A crash anywhere leaves a manifest
     /// whose files all exist.
     /// </summary>
-    private AofManifest InstallBase(AofManifest current, string temp, List<AofFileInfo> incrementals)
+    private AofManifest InstallBase(AofManifest current, string temp, List<AofFileInfo> incrementals, bool rdb = false)
     {
         long baseSequence = current.CurrentBaseSequence + 1;
-        string baseName = AofManifest.BaseFileName(BaseName, baseSequence);
+        string baseName = AofManifest.BaseFileName(BaseName, baseSequence, rdb);
         long renameStarted = System.Diagnostics.Stopwatch.GetTimestamp();
         File.Move(temp, Path.Combine(Directory, baseName), overwrite: true);
         _server.LatencyMonitor.RecordSince(LatencyEvents.AofRename, renameStarted);
@@ -368,7 +385,7 @@ public sealed partial class AppendOnlyFile
                 CopyFile(Path.Combine(source, file.Name), copy);
             }
             long baseSequence = _manifest.CurrentBaseSequence + 1;
-            string baseName = AofManifest.BaseFileName(BaseName, baseSequence);
+            string baseName = AofManifest.BaseFileName(BaseName, baseSequence, _rewriteBaseIsRdb);
             string basePath = Path.Combine(target, baseName);
             created.Add(basePath);
             File.Move(temp, basePath, overwrite: true);

@@ -37,6 +37,18 @@ public sealed partial class DiskFile : IDisposable
 
     public static DiskFile OpenRead(string path) => Open(path, FileMode.Open, FileAccess.Read);
 
+    /// <summary>
+    /// Creates a file that must not exist yet (so never through a link someone placed there),
+    /// readable by the server's user only: snapshots hold the whole dataset.
+    /// </summary>
+    public static DiskFile CreateNew(string path)
+    {
+        var file = Open(path, FileMode.CreateNew, FileAccess.ReadWrite);
+        if (!OperatingSystem.IsWindows())
+            File.SetUnixFileMode(file._handle, UnixFileMode.UserRead | UnixFileMode.UserWrite);
+        return file;
+    }
+
     private static DiskFile Open(string path, FileMode mode, FileAccess access)
     {
         long start = DiskIo.Start();

@@ -60,6 +60,9 @@ public interface IRdbVisitor
     /// <summary>The stream begun last is complete.</summary>
     void EndStream();
 
+    /// <summary>A function library (RDB_OPCODE_FUNCTION2): its source code, shebang included. Ignored unless the visitor loads functions.</summary>
+    void FunctionLibrary(ReadOnlySpan<byte> code) { }
+
     /// <summary>An auxiliary field (redis-ver, ctime, used-mem, aof-base...). Integer-encoded values arrive as decimal text.</summary>
     void Aux(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value);
 }

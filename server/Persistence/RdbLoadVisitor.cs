@@ -14,6 +14,23 @@ internal sealed unsafe class RdbLoadVisitor(Keyspace keyspace) : IRdbVisitor
 
     public long Keys { get; private set; }
 
+    /// <summary>
+    /// Unix ms before which a key's expiry means it is not loaded (a master loading its dump, as
+    /// Redis's rdbLoad drops them); 0 keeps every key (an AOF base, a replica's sync).
+    /// </summary>
+    public long DropExpiredBefore { get; init; }
+
+    /// <summary>Keys not loaded because they had expired (INFO rdb_last_load_keys_expired).</summary>
+    public long Expired { get; private set; }
+
+    private bool DropsExpired(long expireAtUnixMs)
+    {
+        if (expireAtUnixMs == 0 || expireAtUnixMs >= DropExpiredBefore)
+            return false;
+        Expired++;
+        return true;
+    }
+
     public void SelectDatabase(int index)
     {
         if (index < 0 || index >= keyspace.DatabaseCount)
@@ -25,6 +42,8 @@ internal sealed unsafe class RdbLoadVisitor(Keyspace keyspace) : IRdbVisitor
 
     public void String(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, long expireAtUnixMs)
     {
+        if (DropsExpired(expireAtUnixMs))
+            return;
         uint hash = Keyspace.Hash(key);
         // Nothing expires while loading; a key loaded past its time goes at its first access or
         // the expiry cycle, as the keys the AOF commands create.
@@ -48,6 +67,11 @@ internal sealed unsafe class RdbLoadVisitor(Keyspace keyspace) : IRdbVisitor
 
     public void Aux(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) { }
 
+    /// <summary>The function libraries read, for the caller to load once the keys are in.</summary>
+    public List<byte[]> FunctionLibraries { get; } = [];
+
+    public void FunctionLibrary(ReadOnlySpan<byte> code) => FunctionLibraries.Add(code.ToArray());
+
     public void BeginStream(ReadOnlySpan<byte> key, long expireAtUnixMs) => _builder.BeginStream(key, expireAtUnixMs);
 
     public void StreamNode(StreamId master, ReadOnlySpan<byte> listpack) => _builder.StreamNode(master, listpack);
@@ -70,6 +94,11 @@ internal sealed unsafe class RdbLoadVisitor(Keyspace keyspace) : IRdbVisitor
     {
         if (e == null)
             return;
+        if (DropsExpired(e->ExpireAt))
+        {
+            EntryStore.Free(e);
+            return;
+        }
         var database = keyspace.ShardOf(e->Hash).Databases[_database];
         Entry** slot = database.LookupSlot(Entry.KeyOf(e), e->Hash, 0);
         if (slot != null)

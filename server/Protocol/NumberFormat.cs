@@ -71,7 +71,10 @@ public static class NumberFormat
         return !double.IsNaN(value);
     }
 
-    /// <summary>Formats like Redis's %.17g reply form: shortest round-trip text, inf/-inf spelled out.</summary>
+    /// <summary>
+    /// Formats as Redis 7.0's addReplyDouble does: printf("%.17g") (so 0.1 is 0.10000000000000001),
+    /// inf/-inf spelled out; integers below 1e17 take the short path, which prints the same.
+    /// </summary>
     public static int FormatDouble(double value, Span<byte> target)
     {
         if (double.IsPositiveInfinity(value))
@@ -99,8 +102,7 @@ public static class NumberFormat
             }
             return whole;
         }
-        value.TryFormat(target, out int n, "R", CultureInfo.InvariantCulture);
-        return n;
+        return PrintfG17.Format(value, target);
     }
 
     public static bool EqualsIgnoreCase(ReadOnlySpan<byte> text, ReadOnlySpan<byte> lowerAscii)

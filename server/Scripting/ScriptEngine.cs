@@ -123,6 +123,21 @@ public sealed class ScriptEngine : IDisposable
         return null;
     }
 
+    /// <summary>
+    /// The function libraries an RDB carried (at start, DEBUG RELOAD, a replica's sync): each
+    /// replaces a namesake, as Redis's rdbLoad does. Null, or why one could not be loaded.
+    /// </summary>
+    internal string? LoadLibraries(IReadOnlyList<byte[]> codes)
+    {
+        lock (_gate)
+        {
+            foreach (var code in codes)
+                if (Functions.Load(code, replace: true, out string? error) is null)
+                    return error;
+        }
+        return null;
+    }
+
     /// <summary>Where slow scripts and redis.log go; the host sets it.</summary>
     public ILogger Log { get; set; } = Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance;
 

@@ -86,7 +86,8 @@ public sealed class ServerUnderTest : IDisposable
         int port = FreePort();
         // The HTTP listener runs as shipped, on its own free port.
         int httpPort = FreePort();
-        var arguments = new List<string> { OurServerDll(), "--port", port.ToString(CultureInfo.InvariantCulture), "--http-port", httpPort.ToString(CultureInfo.InvariantCulture) };
+        // Snapshots off, as the redis-server it is compared with runs (--save "").
+        var arguments = new List<string> { OurServerDll(), "--port", port.ToString(CultureInfo.InvariantCulture), "--http-port", httpPort.ToString(CultureInfo.InvariantCulture), "--save", "" };
         if (persistence is not null)
             arguments.AddRange(persistence);
         if (directory is not null)

@@ -25,7 +25,7 @@ public sealed class AofDirChangeTests
             RespAssert.Ok(c.Call("SET", "k6", "v6"));
 
             // Before the move completes, or after: either way the reload finds every key.
-            RespAssert.Ok(c.Call("DEBUG", "RELOAD"));
+            RespAssert.Ok(c.Call("DEBUG", "LOADAOF"));
             RespAssert.Integer(6, c.Call("DBSIZE"));
             RespAssert.Bulk("v1", c.Call("GET", "k1"));
             RespAssert.Bulk("v6", c.Call("GET", "k6"));
@@ -40,7 +40,7 @@ public sealed class AofDirChangeTests
             Assert.Equal("ok", InfoFields.Get(c, "persistence", "aof_last_write_status"));
 
             RespAssert.Ok(c.Call("SET", "k7", "v7"));
-            RespAssert.Ok(c.Call("DEBUG", "RELOAD"));
+            RespAssert.Ok(c.Call("DEBUG", "LOADAOF"));
             RespAssert.Integer(7, c.Call("DBSIZE"));
             RespAssert.Bulk("v7", c.Call("GET", "k7"));
             // A second rewrite in the new place works too.
@@ -89,7 +89,7 @@ public sealed class AofDirChangeTests
                 () => $"the rewrite never finished:\n{server.Output}", timeoutMs: 30_000);
             stop.Set();
             Assert.True(writer.Join(TimeSpan.FromSeconds(30)), "the writer did not stop");
-            RespAssert.Ok(c.Call("DEBUG", "RELOAD"));
+            RespAssert.Ok(c.Call("DEBUG", "LOADAOF"));
             RespAssert.Integer(5 + acknowledged, c.Call("DBSIZE"));
             server.KillHard();
         }

@@ -106,7 +106,7 @@ public sealed class AofRewriteTests
                     + $"base size {InfoFields.Get(c, "persistence", "aof_base_size")}\n{server.Output}");
             Thread.Sleep(50);
         }
-        RespAssert.Ok(c.Call("DEBUG", "RELOAD"));
+        RespAssert.Ok(c.Call("DEBUG", "LOADAOF"));
         RespAssert.Integer(100, c.Call("DBSIZE"));
         RespAssert.Bulk(value + 2999, c.Call("GET", "auto:99"));
     }

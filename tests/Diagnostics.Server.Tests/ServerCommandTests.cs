@@ -137,8 +137,10 @@ public sealed class ServerCommandTests(SharedServer shared) : IClassFixture<Shar
         RespAssert.Error("ERR unknown subcommand or wrong number of arguments for 'NOPE'. Try DEBUG HELP.", c.Call("DEBUG", "NOPE"));
         RespAssert.Error("ERR unknown subcommand or wrong number of arguments for 'OBJECT'. Try DEBUG HELP.", c.Call("DEBUG", "OBJECT"));
         RespAssert.Error("ERR wrong number of arguments for 'debug' command", c.Call("DEBUG"));
-        Assert.Contains(help.Array, line => line.Text == "RELOAD");
-        RespAssert.Error("ERR unknown subcommand or wrong number of arguments for 'RELOAD'. Try DEBUG HELP.", c.Call("DEBUG", "RELOAD", "extra"));
+        Assert.Contains(help.Array, line => line.Text == "RELOAD [option ...]");
+        Assert.Contains(help.Array, line => line.Text == "LOADAOF");
+        RespAssert.Error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.", c.Call("DEBUG", "RELOAD", "extra"));
+        RespAssert.Error("ERR unknown subcommand or wrong number of arguments for 'LOADAOF'. Try DEBUG HELP.", c.Call("DEBUG", "LOADAOF", "extra"));
     }
 
     [Fact]

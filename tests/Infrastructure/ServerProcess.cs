@@ -98,6 +98,7 @@ public sealed class ServerProcess : IDisposable
             info.ArgumentList.Add("--http-port");
             info.ArgumentList.Add(httpPort.ToString());
         }
+        AddNoSnapshots(info, configFile, arguments);
         foreach (var a in arguments)
             info.ArgumentList.Add(a);
         if (hasPort)
@@ -238,6 +239,22 @@ public sealed class ServerProcess : IDisposable
     /// </summary>
     public static (int ExitCode, string Output) RunUntilExit(params string[] arguments) => RunUntilExitWith(null, arguments);
 
+    /// <summary>
+    /// Snapshots off unless the test asks for them (--save, or save lines in its file): with Redis's
+    /// default schedule every test server would write dump.rdb into the directory it shares with
+    /// the others on the way out, and the next one would load it at start.
+    /// </summary>
+    private static void AddNoSnapshots(ProcessStartInfo info, string? configFile, string[] arguments)
+    {
+        if (Array.IndexOf(arguments, "--save") >= 0)
+            return;
+        if (configFile is not null && File.Exists(configFile)
+            && File.ReadLines(configFile).Any(line => line.TrimStart().StartsWith("save", StringComparison.OrdinalIgnoreCase)))
+            return;
+        info.ArgumentList.Add("--save");
+        info.ArgumentList.Add("");
+    }
+
     /// <summary>As <see cref="RunUntilExit"/>, with a configuration file as the first argument.</summary>
     public static (int ExitCode, string Output) RunUntilExitWith(string? configFile, params string[] arguments)
     {
@@ -251,6 +268,7 @@ public sealed class ServerProcess : IDisposable
             info.ArgumentList.Add("--http-port");
             info.ArgumentList.Add(FreePort().ToString());
         }
+        AddNoSnapshots(info, configFile, arguments);
         foreach (var a in arguments)
             info.ArgumentList.Add(a);
         using var process = Process.Start(info)!;

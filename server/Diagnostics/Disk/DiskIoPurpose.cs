@@ -21,4 +21,6 @@ public enum DiskIoPurpose
     Close,
     /// <summary>Cutting a file back to its last good length after a failed write.</summary>
     Truncate,
+    /// <summary>Writing (and syncing) an RDB snapshot: SAVE, BGSAVE, the save schedule, SHUTDOWN, DEBUG RELOAD.</summary>
+    SnapshotWrite,
 }

@@ -161,7 +161,7 @@ public static class ServerSampleSources
     private static Action<SampleWriter> DiskSource()
     {
         var purposeSeries = new Dictionary<DiskIoPurpose, string>();
-        foreach (var purpose in (DiskIoPurpose[])[DiskIoPurpose.AofWrite, DiskIoPurpose.RewriteRead, DiskIoPurpose.RewriteWrite, DiskIoPurpose.LoadRead, DiskIoPurpose.Manifest])
+        foreach (var purpose in (DiskIoPurpose[])[DiskIoPurpose.AofWrite, DiskIoPurpose.RewriteRead, DiskIoPurpose.RewriteWrite, DiskIoPurpose.LoadRead, DiskIoPurpose.Manifest, DiskIoPurpose.SnapshotWrite])
             purposeSeries[purpose] = MetricNames.DiskBytesPerSecondPurposePrefix + DiskIoInfo.Name(purpose);
         return writer =>
         {

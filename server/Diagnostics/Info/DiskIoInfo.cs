@@ -41,6 +41,7 @@ public static class DiskIoInfo
         DiskIoPurpose.Open => "open",
         DiskIoPurpose.Close => "close",
         DiskIoPurpose.Truncate => "truncate",
+        DiskIoPurpose.SnapshotWrite => "snapshot_write",
         _ => purpose.ToString().ToLowerInvariant(),
     };
 

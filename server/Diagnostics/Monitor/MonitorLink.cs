@@ -248,7 +248,7 @@ public sealed class MonitorLink(DataServer server)
             foreach (var purpose in Enum.GetValues<DiskIoPurpose>())
             {
                 var stats = record.Read(purpose);
-                if (purpose is DiskIoPurpose.AofWrite or DiskIoPurpose.RewriteWrite or DiskIoPurpose.Manifest)
+                if (purpose is DiskIoPurpose.AofWrite or DiskIoPurpose.RewriteWrite or DiskIoPurpose.Manifest or DiskIoPurpose.SnapshotWrite)
                     write += stats.Bytes;
                 else if (DiskIo.IsRead(purpose))
                     read += stats.Bytes;

@@ -52,6 +52,11 @@ public sealed class ThreadCounters
     public long StreamDeliveries;
     /// <summary>Pending stream entries this thread's XACKs acknowledged.</summary>
     public long StreamAcks;
+    /// <summary>
+    /// Writes that changed data (Redis's dirty counter, counted per command here where Redis counts
+    /// per changed element): the save schedule's "changes". Never reset by CONFIG RESETSTAT.
+    /// </summary>
+    public long Changes;
     /// <summary>Requests naming no known command (they have no id of their own; INFO total_error_replies).</summary>
     public long UnknownCommands;
     /// <summary>Handlers that threw: the error reply was the server's fault (INFO unexpected_error_replies).</summary>
@@ -158,6 +163,15 @@ public sealed class ThreadCounters
             acks += Volatile.Read(ref row.StreamAcks);
         }
         return (deliveries, acks);
+    }
+
+    /// <summary>Changing writes since start, summed over every thread.</summary>
+    public static long ChangesTotal()
+    {
+        long changes = 0;
+        foreach (var row in All())
+            changes += Volatile.Read(ref row.Changes);
+        return changes;
     }
 
     /// <summary>CONFIG RESETSTAT: racy by design; a concurrent increment may survive the reset.</summary>

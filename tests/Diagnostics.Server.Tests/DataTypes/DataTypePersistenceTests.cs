@@ -10,7 +10,8 @@ namespace Diagnostics.Server.Tests.DataTypes;
 /// </summary>
 public sealed class DataTypePersistenceTests
 {
-    private static readonly string[][] Workload =
+    /// <summary>Writes of every type and family, shared with the RDB snapshot tests.</summary>
+    internal static readonly string[][] Workload =
     [
         ["HSET", "h:a", "f1", "v1", "f2", "v2", "f3", "v3"], ["HSETNX", "h:a", "f4", "v4"], ["HDEL", "h:a", "f1"],
         ["HMSET", "h:b", "x", "1"], ["HINCRBY", "h:b", "x", "41"], ["HINCRBYFLOAT", "h:b", "pi", "3.14159"], ["HINCRBYFLOAT", "h:b", "pi", "0.1"],
@@ -84,8 +85,8 @@ public sealed class DataTypePersistenceTests
             Assert.True(written.Count > 25, $"the workload left only {written.Count} keys");
             Assert.False(written.Contains(0, "h:gone"), "a hash emptied by HDEL still exists");
 
-            RespAssert.Ok(c.Call("DEBUG", "RELOAD"));
-            DatasetSnapshot.Read(c).AssertSameAs(written, "after DEBUG RELOAD");
+            RespAssert.Ok(c.Call("DEBUG", "LOADAOF"));
+            DatasetSnapshot.Read(c).AssertSameAs(written, "after DEBUG LOADAOF");
             c.Send("SHUTDOWN", "NOSAVE");
             Assert.True(server.WaitForExit(TimeSpan.FromSeconds(30)), "SHUTDOWN did not stop the server");
         }
