@@ -69,6 +69,7 @@ public sealed class DataServer : IDisposable
         Keyspace.Cron.LatencyMonitor = LatencyMonitor;
         ClientEviction = new ClientEviction(config, Clients);
         Scripts = new Scripting.ScriptEngine(this);
+        Replication = new global::Diagnostics.Server.Replication.ReplicationRole(this);
         StartupAllocatedBytes = Memory.TrackedAllocator.TotalBytes;
     }
 
@@ -95,6 +96,8 @@ public sealed class DataServer : IDisposable
     public ClientRegistry Clients { get; } = new();
     /// <summary>The clients in MONITOR mode, fed by the executor.</summary>
     public Execution.CommandMonitors Monitors { get; } = new();
+    /// <summary>This server's place in replication: its IDs and offset, and the link to its master while it is a replica.</summary>
+    public global::Diagnostics.Server.Replication.ReplicationRole Replication { get; }
     /// <summary>Lua scripts: EVAL's VM and cache, the script running now.</summary>
     public Scripting.ScriptEngine Scripts { get; }
 
@@ -152,6 +155,7 @@ public sealed class DataServer : IDisposable
 
     public void Dispose()
     {
+        Replication.Dispose();
         Announcement?.Dispose();
         Sampler.Dispose();
         Meters.Dispose();

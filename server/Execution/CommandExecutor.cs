@@ -100,7 +100,7 @@ public sealed class CommandExecutor(DataServer server)
         bool inMulti = transaction is { InMulti: true };
         // Over maxmemory inside MULTI: queueing takes memory too, so while nothing can be evicted
         // no command is queued; EXEC, DISCARD, QUIT and RESET still pass.
-        if (inMulti && _eviction.MaxMemory != 0 && !MaxMemoryGate.PassesInMulti(spec)
+        if (inMulti && _eviction.MaxMemory != 0 && !client.IsMaster && !MaxMemoryGate.PassesInMulti(spec)
             && _eviction.NeedsEviction() && MaxMemoryGate.RefusesWithoutShards(server.Keyspace, denyOom: true))
         {
             Reject(client, counters, spec, Errors.OutOfMemory);
@@ -114,6 +114,15 @@ public sealed class CommandExecutor(DataServer server)
                 || (ReferenceEquals(spec, server.Commands.Exec) && transaction is not null && transaction.QueuedAny(CommandFlags.Write))))
         {
             Reject(client, counters, spec, "MISCONF Errors writing to the AOF file: " + diskError);
+            return;
+        }
+        // A read-only replica takes writes from its master only (one field read on a master).
+        var replication = server.Replication;
+        bool replicaClient = replication.IsReplica && !client.IsMaster;
+        if (replicaClient && server.Config.ReplicaReadOnly
+            && (spec.IsWrite || (ReferenceEquals(spec, server.Commands.Exec) && transaction is not null && transaction.QueuedAny(CommandFlags.Write))))
+        {
+            Reject(client, counters, spec, "READONLY You can't write against a read only replica.");
             return;
         }
         // A monitor is fed the keyspace's commands and may not touch it, as Redis refuses any
@@ -133,6 +142,15 @@ public sealed class CommandExecutor(DataServer server)
         if (client.RefusedWhileSubscribed(spec))
         {
             Reject(client, counters, spec, $"ERR Can't execute '{spec.FullName}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
+            return;
+        }
+        // The master link is down and stale data may not be served: only the "stale" commands run
+        // (INFO, REPLICAOF, CONFIG...), and no EXEC of anything else.
+        if (replicaClient && !server.Config.ReplicaServeStaleData && !replication.LinkUp
+            && ((spec.Flags & CommandFlags.Stale) == 0
+                || (ReferenceEquals(spec, server.Commands.Exec) && transaction is not null && transaction.QueuedAnyWithout(CommandFlags.Stale))))
+        {
+            Reject(client, counters, spec, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
             return;
         }
         // Between MULTI and EXEC commands are checked, then queued (copied out of the batch).
@@ -156,7 +174,8 @@ public sealed class CommandExecutor(DataServer server)
         // maxmemory (one field read when unset, three when under): evict in this command's shards,
         // or refuse it. EXEC is refused whole when it queued a denyoom command; the commands it
         // runs are not checked one by one (Redis's call() does not), so it never half-runs.
-        if (_eviction.MaxMemory != 0 && !client.InTransaction && _eviction.NeedsEviction()
+        // A replica's master is never refused for memory (Redis's replica-ignore-maxmemory).
+        if (_eviction.MaxMemory != 0 && !client.InTransaction && !client.IsMaster && _eviction.NeedsEviction()
             && (ReferenceEquals(spec, server.Commands.Exec)
                 ? inMulti && MaxMemoryGate.RefusesWithoutShards(server.Keyspace, denyOom: transaction!.QueuedAny(CommandFlags.DenyOom))
                 : MaxMemoryGate.Refuses(server.Keyspace, spec, args)))

@@ -60,6 +60,9 @@ public interface IRdbVisitor
     /// <summary>The stream begun last is complete.</summary>
     void EndStream();
 
+    /// <summary>A function library's source code (FUNCTION LOAD's argument); a visitor that keeps no functions ignores it.</summary>
+    void FunctionLibrary(ReadOnlySpan<byte> code) { }
+
     /// <summary>An auxiliary field (redis-ver, ctime, used-mem, aof-base...). Integer-encoded values arrive as decimal text.</summary>
     void Aux(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value);
 }

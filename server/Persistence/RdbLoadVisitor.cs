@@ -85,6 +85,11 @@ internal sealed unsafe class RdbLoadVisitor(Keyspace keyspace) : IRdbVisitor
 
     public void Aux(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) { }
 
+    /// <summary>The function libraries the RDB holds, in file order, for the caller to load (null: none).</summary>
+    public List<byte[]>? FunctionLibraries { get; private set; }
+
+    public void FunctionLibrary(ReadOnlySpan<byte> code) => (FunctionLibraries ??= []).Add(code.ToArray());
+
     // ---- streams: built detached like collections, put in place by EndStream -------------------
 
     private ConsumerGroup* _group;

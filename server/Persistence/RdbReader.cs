@@ -164,10 +164,11 @@ public sealed partial class RdbReader
                     visitor.Aux(_key.Span, _value.Span);
                     break;
                 case OpcodeFunction2:
-                    // The payload is one string, the library's source. This server has no FUNCTION
-                    // support to hand it to, so the library is skipped and the keys still load.
+                    // The payload is one string, the library's source: the visitor decides whether
+                    // to load it (a replica's full sync does; the AOF base loader does not yet).
                     _reading = "a function library";
                     ReadString(_value);
+                    visitor.FunctionLibrary(_value.Span);
                     break;
                 case OpcodeFunctionPreGa:
                     throw new RdbFormatException(
