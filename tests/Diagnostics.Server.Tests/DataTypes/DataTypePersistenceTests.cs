@@ -10,7 +10,8 @@ namespace Diagnostics.Server.Tests.DataTypes;
 /// </summary>
 public sealed class DataTypePersistenceTests
 {
-    private static readonly string[][] Workload =
+    /// <summary>Writes of every type (the replication tests send them to a master too).</summary>
+    internal static readonly string[][] Workload =
     [
         ["HSET", "h:a", "f1", "v1", "f2", "v2", "f3", "v3"], ["HSETNX", "h:a", "f4", "v4"], ["HDEL", "h:a", "f1"],
         ["HMSET", "h:b", "x", "1"], ["HINCRBY", "h:b", "x", "41"], ["HINCRBYFLOAT", "h:b", "pi", "3.14159"], ["HINCRBYFLOAT", "h:b", "pi", "0.1"],
