@@ -58,7 +58,9 @@ public sealed class MasterLink : IDisposable
 
     /// <summary>During a full sync: the RDB's announced size (-1: diskless, unknown) and the bytes read of it.</summary>
     public long TransferSize => Interlocked.Read(ref _transferSize);
-    public long TransferRead => Interlocked.Read(ref _transferRead);
+    public long TransferRead => _transfer is { } transfer ? transfer.Transferred : Interlocked.Read(ref _transferRead);
+    // The RDB being read, so INFO shows the progress while it loads.
+    private volatile RdbTransferStream? _transfer;
 
     /// <summary>Bytes of the stream read, applied or not (Redis's read_reploff).</summary>
     public long ReadOffset
@@ -294,9 +296,17 @@ public sealed class MasterLink : IDisposable
         Interlocked.Exchange(ref _transferRead, 0);
 
         var stream = new RdbTransferStream(connection, length, TimeoutMs);
+        _transfer = stream;
         var loaded = new FullSyncLoader(_server, this, stream, eofMark, _log);
         var hold = new KeyspaceHold(_server.Keyspace);
-        hold.Run(loaded.LoadHoldingAll);
+        try
+        {
+            hold.Run(loaded.LoadHoldingAll);
+        }
+        finally
+        {
+            _transfer = null;
+        }
         if (!loaded.Done)
             return; // stopped or replaced meanwhile
         _role.Ids.AdoptMaster(replId, offset);
