@@ -43,8 +43,6 @@ public sealed class DataServer : IDisposable
         Executor = new Execution.CommandExecutor(this);
         Aof = new Persistence.AppendOnlyFile(this);
         Rdb = new Persistence.Snapshots.RdbSaves(this);
-        // Keys the cron expires reach the AOF as DELs while it is on.
-        Keyspace.Cron.Propagation = new Persistence.AofPropagationSink(Aof);
         // As Redis's freeMemoryGetNotCountedMemory: the AOF buffer does not count against
         // maxmemory, nor does the rewrite's private copy (the pages Redis's fork would share).
         Keyspace.Eviction.NotCountedMemory = () => Aof.Enabled ? Aof.BufferMemory + Aof.RewriteMemory : 0;
@@ -70,6 +68,22 @@ public sealed class DataServer : IDisposable
         Keyspace.Cron.LatencyMonitor = LatencyMonitor;
         ClientEviction = new ClientEviction(config, Clients);
         Scripts = new Scripting.ScriptEngine(this);
+        Replication = new global::Diagnostics.Server.Replication.ReplicationRole(this);
+        ReplicationMaster = new global::Diagnostics.Server.Replication.ReplicationMaster(this, Replication.Ids);
+        // Keys the cron expires or evicts reach the AOF and the replicas as DELs.
+        Keyspace.Cron.Propagation = new Persistence.AofPropagationSink(Aof, ReplicationMaster);
+        ApplyBacklogSettings();
+        config.ReplicationBacklogChanged += ApplyBacklogSettings;
+        // A replica keeps its master's stream as received (its own replicas, and a later promotion
+        // continue from it); a full sync starts that history over.
+        Replication.StreamApplied = (bytes, offsetBefore) => ReplicationMaster.Backlog.AppendStream(bytes, offsetBefore, advance: false);
+        Replication.SyncCompleted += record =>
+        {
+            if (record.Full)
+                ReplicationMaster.Backlog.Reset();
+            // As Redis creates a replica's backlog when it syncs: a promotion continues from it.
+            ReplicationMaster.Backlog.Activate();
+        };
         StartupAllocatedBytes = Memory.TrackedAllocator.TotalBytes;
     }
 
@@ -96,6 +110,16 @@ public sealed class DataServer : IDisposable
     public ClientRegistry Clients { get; } = new();
     /// <summary>The clients in MONITOR mode, fed by the executor.</summary>
     public Execution.CommandMonitors Monitors { get; } = new();
+    /// <summary>This server's place in replication: its IDs and offset, and the link to its master while it is a replica.</summary>
+    public global::Diagnostics.Server.Replication.ReplicationRole Replication { get; }
+    /// <summary>This server as a master: the replication stream, its replicas, WAIT.</summary>
+    public global::Diagnostics.Server.Replication.ReplicationMaster ReplicationMaster { get; }
+
+    private void ApplyBacklogSettings()
+    {
+        ReplicationMaster.Backlog.Size = Config.ReplBacklogSize;
+        ReplicationMaster.Backlog.ReplicaHardLimit = () => (long)Config.OutputBufferLimits[Configuration.ClientClass.Replica].HardBytes;
+    }
     /// <summary>Lua scripts: EVAL's VM and cache, the script running now.</summary>
     public Scripting.ScriptEngine Scripts { get; }
 
@@ -156,6 +180,8 @@ public sealed class DataServer : IDisposable
 
     public void Dispose()
     {
+        Replication.Dispose();
+        ReplicationMaster.Dispose();
         Announcement?.Dispose();
         Sampler.Dispose();
         Meters.Dispose();

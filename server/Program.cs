@@ -59,6 +59,7 @@ stopSignals.Requested.Register(() =>
 server.Aof.Log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Persistence");
 server.Rdb.Log = server.Aof.Log;
 server.Scripts.Log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Scripting");
+server.Replication.Log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Replication");
 try
 {
     // Before any listener opens: clients connect to a server whose data is all there.
@@ -100,6 +101,8 @@ lifetime.ApplicationStarted.Register(() =>
     // Only now may a stop (SHUTDOWN, a signal) stop the host: stopping it while it started
     // cancelled the listeners' start half-way, and the host's start then failed with that.
     server.ShutdownRequested.Token.Register(lifetime.StopApplication);
+    // replicaof: the link starts once we listen, as its handshake gives the master our port.
+    server.Replication.Start();
     // A signal while a script runs past busy-reply-threshold: the script is stopped, as SHUTDOWN
     // NOSAVE stops it (its writes never reach the AOF), or the host would wait for it forever.
     lifetime.ApplicationStopping.Register(server.Scripts.AbortForShutdown);

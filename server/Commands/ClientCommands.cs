@@ -92,7 +92,7 @@ public static class ClientCommands
             c.Reply.Bulk(c.Client.Name);
     }
 
-    /// <summary>CLIENT LIST/KILL TYPE: a client class, or null for "master" (this server has no master link).</summary>
+    /// <summary>CLIENT LIST/KILL TYPE: a client class, or null for "master" (the replica's master link, listed apart).</summary>
     private static bool TryParseType(string name, out ClientClass? type)
     {
         type = name.ToLowerInvariant() switch
@@ -142,6 +142,9 @@ public static class ClientCommands
             }
         }
         var text = new StringBuilder();
+        // The master client first: it was made before any client that connected since (ids rise).
+        if (c.Server.Replication.Link?.Client is { } master && (!typed || type is null) && (ids is null || ids.Contains(master.Id)))
+            ClientDescription.Append(text, master, c.NowMs);
         foreach (var client in c.Server.Clients.Snapshot())
             if ((ids is null || ids.Contains(client.Id)) && (!typed || client.Class == type))
                 ClientDescription.Append(text, client, c.NowMs);
@@ -228,6 +231,14 @@ public static class ClientCommands
         }
 
         int killed = 0;
+        // The master link's client: its connection drops and the link reconnects (a partial resync).
+        if (c.Server.Replication.Link is { Client: var master } link && (id is null || id == master.Id) && (addr is null || addr == master.Address)
+            && (laddr is null || laddr == master.LocalAddress) && (user is null || user == "default") && (!typed || type is null)
+            && (typed || id is not null || addr is not null || laddr is not null))
+        {
+            link.DropConnection();
+            killed++;
+        }
         foreach (var client in clients)
         {
             if (id is not null && client.Id != id) continue;

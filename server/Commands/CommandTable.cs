@@ -39,6 +39,7 @@ public sealed class CommandTable
         ObjectCommands.Register(this);
         MemoryCommands.Register(this);
         ServerCommands.Register(this);
+        ReplicationCommands.Register(this);
         CommandCommands.Register(this);
         ConfigCommands.Register(this);
         InfoCommand.Register(this);

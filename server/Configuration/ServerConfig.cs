@@ -21,9 +21,25 @@ public sealed class ServerConfig
         Int("port", () => Port, v => Port = v, 0, 65535, mutable: false);
         Add(new ConfigParameter("bind", () => string.Join(' ', Bind), v => SetBind(v), mutable: false));
         Add(new ConfigParameter("requirepass", () => RequirePass ?? "", v => { RequirePass = v.Length == 0 ? null : v; return null; }) { Secrecy = ConfigSecrecy.Sensitive });
-        // Replication's credentials: accepted and reported (no replication yet), and as sensitive as in Redis.
-        Inert("masterauth", "", secrecy: ConfigSecrecy.Sensitive);
-        Inert("masteruser", "", secrecy: ConfigSecrecy.Sensitive);
+        // Replication (this server as a replica): the master's credentials are as sensitive as in Redis.
+        Add(new ConfigParameter("masterauth", () => MasterAuth ?? "", v => { MasterAuth = v.Length == 0 ? null : v; return null; }) { Secrecy = ConfigSecrecy.Sensitive });
+        Add(new ConfigParameter("masteruser", () => MasterUser ?? "", v => { MasterUser = v.Length == 0 ? null : v; return null; }) { Secrecy = ConfigSecrecy.Sensitive });
+        Add(new ConfigParameter("replicaof", () => ReplicaOfHost is null ? "" : $"{ReplicaOfHost} {ReplicaOfPort}", SetReplicaOf, mutable: false, "slaveof"));
+        YesNo("replica-read-only", () => ReplicaReadOnly, v => ReplicaReadOnly = v, "slave-read-only");
+        YesNo("replica-serve-stale-data", () => ReplicaServeStaleData, v => ReplicaServeStaleData = v, "slave-serve-stale-data");
+        Memory("repl-backlog-size", () => ReplBacklogSize, v => { ReplBacklogSize = Math.Max(v, 16 * 1024); ReplicationBacklogChanged?.Invoke(); }, 1, long.MaxValue);
+        Long("repl-backlog-ttl", () => ReplBacklogTtlSeconds, v => ReplBacklogTtlSeconds = v, 0, long.MaxValue);
+        Bool("repl-diskless-sync", () => ReplDisklessSync, v => ReplDisklessSync = v);
+        // Each replica gets its own snapshot at once (a cut costs a moment, not a fork), so there is
+        // nothing to wait for to share one: accepted for Redis's tools, they change nothing here.
+        Long("repl-diskless-sync-delay", () => ReplDisklessSyncDelay, v => ReplDisklessSyncDelay = v, 0, int.MaxValue);
+        Long("repl-diskless-sync-max-replicas", () => ReplDisklessSyncMaxReplicas, v => ReplDisklessSyncMaxReplicas = v, 0, int.MaxValue);
+        Int("repl-timeout", () => ReplTimeoutSeconds, v => ReplTimeoutSeconds = v, 1, int.MaxValue);
+        Int("repl-ping-replica-period", () => ReplPingReplicaPeriodSeconds, v => ReplPingReplicaPeriodSeconds = v, 1, int.MaxValue, aliases: "repl-ping-slave-period");
+        Int("replica-priority", () => ReplicaPriority, v => ReplicaPriority = v, 0, int.MaxValue, aliases: "slave-priority");
+        YesNo("replica-announced", () => ReplicaAnnounced, v => ReplicaAnnounced = v);
+        Add(new ConfigParameter("replica-announce-ip", () => ReplicaAnnounceIp ?? "", v => { ReplicaAnnounceIp = v.Length == 0 ? null : v; return null; }, true, "slave-announce-ip"));
+        Int("replica-announce-port", () => ReplicaAnnouncePort, v => ReplicaAnnouncePort = v, 0, 65535, aliases: "slave-announce-port");
         Int("maxclients", () => MaxClients, v => MaxClients = v, 1, 1_000_000);
         Int("databases", () => Databases, v => Databases = v, 1, 1_000_000, mutable: false);
         Bool("protected-mode", () => ProtectedMode, v => ProtectedMode = v);
@@ -206,6 +222,36 @@ public sealed class ServerConfig
     private bool _saveReadAtStartup;
 
     public int Port { get; private set; } = 6379;
+
+    /// <summary>masterauth: the password this server gives its master (AUTH in the handshake); never logged or shown.</summary>
+    public string? MasterAuth { get; set; }
+    /// <summary>masteruser: the ACL user of <see cref="MasterAuth"/>, or null for AUTH with the password alone.</summary>
+    public string? MasterUser { get; set; }
+    /// <summary>replicaof at start: the master to replicate from, or null (a master).</summary>
+    public string? ReplicaOfHost { get; private set; }
+    public int ReplicaOfPort { get; private set; }
+    /// <summary>replica-read-only: normal clients' writes are refused while this server is a replica.</summary>
+    public bool ReplicaReadOnly { get; set; } = true;
+    /// <summary>replica-serve-stale-data: commands go on while the master link is down (no: only the stale-allowed ones).</summary>
+    public bool ReplicaServeStaleData { get; set; } = true;
+    /// <summary>repl-timeout, seconds: the master link's connect, handshake and silence limit.</summary>
+    /// <summary>repl-backlog-size: stream history kept for partial resyncs (Redis's floor of 16 KB applies).</summary>
+    public long ReplBacklogSize { get; private set; } = 1024 * 1024;
+    public event Action? ReplicationBacklogChanged;
+    /// <summary>repl-backlog-ttl: seconds without replicas after which a master frees its backlog (0: never).</summary>
+    public long ReplBacklogTtlSeconds { get; private set; } = 3600;
+    /// <summary>repl-diskless-sync: stream a full sync's snapshot to a replica that takes it ("capa eof") instead of through a file.</summary>
+    public bool ReplDisklessSync { get; private set; } = true;
+    public long ReplDisklessSyncDelay { get; private set; } = 5;
+    public long ReplDisklessSyncMaxReplicas { get; private set; }
+    public int ReplTimeoutSeconds { get; set; } = 60;
+    /// <summary>repl-ping-replica-period, seconds: how often a master pings its replicas (the master side's).</summary>
+    public int ReplPingReplicaPeriodSeconds { get; set; } = 10;
+    public int ReplicaPriority { get; set; } = 100;
+    public bool ReplicaAnnounced { get; set; } = true;
+    /// <summary>replica-announce-ip / -port: what the handshake tells the master instead of our address and port.</summary>
+    public string? ReplicaAnnounceIp { get; set; }
+    public int ReplicaAnnouncePort { get; set; }
     public string[] Bind { get; private set; } = ["127.0.0.1", "-::1"];
     public string? RequirePass { get; set; }
     public int MaxClients { get; private set; } = 10000;
@@ -421,6 +467,39 @@ public sealed class ServerConfig
             return null;
         }, mutable, aliases));
 
+    /// <summary>A yes/no setting with Redis's old names as aliases (slave-read-only...).</summary>
+    private void YesNo(string name, Func<bool> get, Action<bool> set, params string[] aliases)
+        => Add(new ConfigParameter(name, () => get() ? "yes" : "no", v =>
+        {
+            if (v.Equals("yes", StringComparison.OrdinalIgnoreCase)) set(true);
+            else if (v.Equals("no", StringComparison.OrdinalIgnoreCase)) set(false);
+            else return "argument must be 'yes' or 'no'";
+            return null;
+        }, true, aliases));
+
+    /// <summary>replicaof / slaveof "host port" at start (REPLICAOF changes it later), as redis.conf takes it.</summary>
+    private string? SetReplicaOf(string value)
+    {
+        string[] words = value.Split(' ', StringSplitOptions.RemoveEmptyEntries);
+        if (words.Length == 0)
+        {
+            ReplicaOfHost = null;
+            return null;
+        }
+        if (words.Length != 2)
+            return "wrong number of arguments";
+        if (words[0].Equals("no", StringComparison.OrdinalIgnoreCase) && words[1].Equals("one", StringComparison.OrdinalIgnoreCase))
+        {
+            ReplicaOfHost = null;
+            return null;
+        }
+        if (!int.TryParse(words[1], NumberStyles.None, CultureInfo.InvariantCulture, out int port) || port > 65535)
+            return "Invalid master port";
+        ReplicaOfHost = words[0];
+        ReplicaOfPort = port;
+        return null;
+    }
+
     private void Memory(string name, Func<long> get, Action<long> set, long min, long max, params string[] aliases)
         => Add(new ConfigParameter(name, () => get().ToString(CultureInfo.InvariantCulture), v =>
         {
@@ -549,8 +628,7 @@ public sealed class ServerConfig
         ("lazyfree-lazy-server-del", "no"), ("lazyfree-lazy-user-del", "no"), ("lazyfree-lazy-user-flush", "no"),
         ("activedefrag", "no"), ("aof-timestamp-enabled", "no"),
         ("tcp-backlog", "511"), ("supervised", "no"), ("always-show-logo", "no"), ("set-proc-title", "yes"),
-        ("io-threads-do-reads", "no"), ("dynamic-hz", "yes"),
-        ("replica-serve-stale-data", "yes"), ("replica-read-only", "yes"), ("repl-diskless-sync", "yes"),
+        ("io-threads-do-reads", "no"), ("dynamic-hz", "yes"), ("repl-diskless-load", "disabled"),
         ("jemalloc-bg-thread", "yes"), ("oom-score-adj", "no"), ("crash-log-enabled", "yes"),
     ];
 }

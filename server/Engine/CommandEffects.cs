@@ -45,6 +45,13 @@ public sealed unsafe class CommandEffects(IKeyspaceEvents? events)
     /// </summary>
     public bool MayWrite { get; private set; } = true;
 
+    /// <summary>
+    /// The scope of the master's client on a replica: an expired key it meets still exists for it
+    /// (Redis's expireIfNeeded returns "not expired" for the master), as the master decides when
+    /// it goes and sends the DEL.
+    /// </summary>
+    public bool FromMaster { get; internal set; }
+
     // ---- keyspace events ---------------------------------------------------------------
 
     /// <summary>True when an event of <paramref name="type"/> would be published (one field read when none are).</summary>

@@ -110,6 +110,16 @@ public sealed unsafe class Database : IDisposable
         Entry* e = *slot;
         if (e->ExpireAt != 0 && e->ExpireAt <= nowMs)
         {
+            if (_shard is { Cron.ReplicaMode: true })
+            {
+                // A replica: the master's commands still see the key (its DEL is on its way);
+                // other reads see it missing and leave it; a write on a writable replica deletes it.
+                var effects = Effects;
+                if (effects is { FromMaster: true })
+                    return slot;
+                if (effects is not { MayWrite: true })
+                    return null;
+            }
             if (!(_shard is { Cron.WritesPaused: true } && Effects is { MayWrite: false }))
                 RemoveExpired(slot);
             return null;

@@ -24,6 +24,13 @@ public sealed class ShardCron
     /// <summary>Set while CLIENT PAUSE holds writes: no active expiry until it ends.</summary>
     internal volatile bool WritesPaused;
 
+    /// <summary>
+    /// Set while this server is a replica: no active expiry, and lazy expiry reports a key missing
+    /// without deleting it (Database.LookupSlot): only the master's DELs remove keys, so the
+    /// replica's dataset stays the master's.
+    /// </summary>
+    public volatile bool ReplicaMode;
+
     /// <summary>Where an expiry pass that took latency-monitor-threshold or longer is recorded (expire-cycle).</summary>
     public Diagnostics.Latency.LatencyMonitor? LatencyMonitor { get; set; }
 
@@ -47,7 +54,7 @@ public sealed class ShardCron
         try
         {
             HotKeys?.Sketch(shard.Index).DecayIfDue(Environment.TickCount64);
-            if (ActiveExpireEnabled && !WritesPaused)
+            if (ActiveExpireEnabled && !WritesPaused && !ReplicaMode)
             {
                 long started = System.Diagnostics.Stopwatch.GetTimestamp();
                 ActiveExpire(shard);

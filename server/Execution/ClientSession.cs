@@ -108,6 +108,9 @@ public abstract class ClientSession : IDisposable
     /// <summary>Who client-side caching counts this client's reads and writes for: itself, or a script's caller (Redis's script_caller).</summary>
     internal virtual ClientSession TrackingIdentity => this;
 
+    /// <summary>The client of this replica's master link: its writes pass read-only and maxmemory, its expired keys still exist.</summary>
+    internal virtual bool IsMaster => false;
+
     /// <summary>A script's client (redis.call): MONITOR shows its commands as "lua", and a busy script's own commands still run.</summary>
     internal virtual bool RunsScripts => false;
 

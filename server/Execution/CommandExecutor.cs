@@ -100,7 +100,7 @@ public sealed class CommandExecutor(DataServer server)
         bool inMulti = transaction is { InMulti: true };
         // Over maxmemory inside MULTI: queueing takes memory too, so while nothing can be evicted
         // no command is queued; EXEC, DISCARD, QUIT and RESET still pass.
-        if (inMulti && _eviction.MaxMemory != 0 && !MaxMemoryGate.PassesInMulti(spec)
+        if (inMulti && _eviction.MaxMemory != 0 && !client.IsMaster && !MaxMemoryGate.PassesInMulti(spec)
             && _eviction.NeedsEviction() && MaxMemoryGate.RefusesWithoutShards(server.Keyspace, denyOom: true))
         {
             Reject(client, counters, spec, Errors.OutOfMemory);
@@ -117,6 +117,15 @@ public sealed class CommandExecutor(DataServer server)
             Reject(client, counters, spec, server.Rdb.DeniesWrites
                 ? Persistence.Snapshots.RdbSaves.MisconfError
                 : "MISCONF Errors writing to the AOF file: " + server.Aof.WriteError);
+            return;
+        }
+        // A read-only replica takes writes from its master only (one field read on a master).
+        var replication = server.Replication;
+        bool replicaClient = replication.IsReplica && !client.IsMaster;
+        if (replicaClient && server.Config.ReplicaReadOnly
+            && (spec.IsWrite || (ReferenceEquals(spec, server.Commands.Exec) && transaction is not null && transaction.QueuedAny(CommandFlags.Write))))
+        {
+            Reject(client, counters, spec, "READONLY You can't write against a read only replica.");
             return;
         }
         // A monitor is fed the keyspace's commands and may not touch it, as Redis refuses any
@@ -138,6 +147,15 @@ public sealed class CommandExecutor(DataServer server)
             Reject(client, counters, spec, $"ERR Can't execute '{spec.FullName}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
             return;
         }
+        // The master link is down and stale data may not be served: only the "stale" commands run
+        // (INFO, REPLICAOF, CONFIG...), and no EXEC of anything else.
+        if (replicaClient && !server.Config.ReplicaServeStaleData && !replication.LinkUp
+            && ((spec.Flags & CommandFlags.Stale) == 0
+                || (ReferenceEquals(spec, server.Commands.Exec) && transaction is not null && transaction.QueuedAnyWithout(CommandFlags.Stale))))
+        {
+            Reject(client, counters, spec, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
+            return;
+        }
         // Between MULTI and EXEC commands are checked, then queued (copied out of the batch).
         if (inMulti && (spec.Flags & CommandFlags.TransactionControl) == 0)
         {
@@ -152,14 +170,16 @@ public sealed class CommandExecutor(DataServer server)
         }
 
         var aof = server.Aof;
-        // Reads log too while the AOF is on: a key they find expired is deleted, and logged as DEL.
-        Persistence.AofRecordBuffer? logged = aof.Enabled ? client.LoggedWrites ??= new Persistence.AofRecordBuffer() : null;
+        // Reads log too while the AOF or the replication stream is on: a key they find expired is
+        // deleted, and logged as DEL.
+        Persistence.AofRecordBuffer? logged = aof.Enabled || server.ReplicationMaster.Propagates ? client.LoggedWrites ??= new Persistence.AofRecordBuffer() : null;
         var effects = client.Effects;
         effects.Open(logged, spec.IsWrite);
         // maxmemory (one field read when unset, three when under): evict in this command's shards,
         // or refuse it. EXEC is refused whole when it queued a denyoom command; the commands it
         // runs are not checked one by one (Redis's call() does not), so it never half-runs.
-        if (_eviction.MaxMemory != 0 && !client.InTransaction && _eviction.NeedsEviction()
+        // A replica's master is never refused for memory (Redis's replica-ignore-maxmemory).
+        if (_eviction.MaxMemory != 0 && !client.InTransaction && !client.IsMaster && _eviction.NeedsEviction()
             && (ReferenceEquals(spec, server.Commands.Exec)
                 ? inMulti && MaxMemoryGate.RefusesWithoutShards(server.Keyspace, denyOom: transaction!.QueuedAny(CommandFlags.DenyOom))
                 : MaxMemoryGate.Refuses(server.Keyspace, spec, args)))
@@ -262,15 +282,20 @@ public sealed class CommandExecutor(DataServer server)
     }
 
     /// <summary>
-    /// Hands the writes <paramref name="client"/> logged since the last call to the AOF. Called
-    /// while the shards they touched are still held, so two clients' writes to one key reach the
-    /// file in the order they ran.
+    /// Hands the writes <paramref name="client"/> logged since the last call to the AOF and to the
+    /// replication stream (a master's own writes only: a replica's stream is its master's, kept as
+    /// received). Called while the shards they touched are still held, so two clients' writes to
+    /// one key reach the file and the replicas in the order they ran.
     /// </summary>
     public void CommitLoggedWrites(ClientSession client)
     {
         if (client.LoggedWrites is { IsEmpty: false } logged)
         {
-            client.AofWaitOffset = server.Aof.Append(logged);
+            if (server.Aof.Enabled)
+                client.AofWaitOffset = server.Aof.Append(logged);
+            var master = server.ReplicationMaster;
+            if (master.Propagates && !client.IsMaster)
+                master.Backlog.Append(logged);
             logged.Clear();
         }
         // Clients served by these writes may now reply: their pops are in the AOF's hands.

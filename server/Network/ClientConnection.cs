@@ -291,6 +291,7 @@ public sealed partial class ClientConnection : ClientSession
         if (OutputLimitReached)
             return; // the client is being dropped: what is buffered is not sent
         DrainPushes();
+        DrainReplicaStream();
         var aof = _server.Aof;
         if (aof.Enabled)
         {

@@ -57,6 +57,34 @@ public static class ClientDescription
             .Append('\n');
     }
 
+    /// <summary>
+    /// A replica's master client, listed as Redis lists it (flags=M, addr= the master): no socket
+    /// of the listener's, so the buffer fields are what the link holds.
+    /// </summary>
+    public static void Append(StringBuilder text, Replication.MasterClient client, long nowMs)
+    {
+        long qbuf = client.QueryBufferBytes;
+        text.Append("id=").Append(client.Id)
+            .Append(" addr=").Append(client.Address)
+            .Append(" laddr=").Append(client.LocalAddress)
+            .Append(" fd=").Append(client.FileDescriptor)
+            .Append(" name=").Append(client.Name)
+            .Append(" age=").Append((nowMs - client.CreatedMs) / 1000)
+            .Append(" idle=").Append(Math.Max(0, nowMs - client.LastInteractionMs) / 1000)
+            .Append(" flags=M").Append(client.InMulti ? "x" : "")
+            .Append(" db=").Append(client.DatabaseIndex)
+            .Append(" sub=0 psub=0 ssub=0 multi=").Append(client.Transaction?.QueuedCommands ?? -1)
+            .Append(" qbuf=").Append(qbuf)
+            .Append(" qbuf-free=0 argv-mem=0 multi-mem=").Append(client.Transaction is { InMulti: true } t ? t.QueuedBytes : 0)
+            .Append(" rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=").Append(qbuf)
+            .Append(" events=r cmd=").Append(client.LastCommand?.FullName ?? "NULL")
+            .Append(" user=default redir=-1 resp=2 lib-name= lib-ver=")
+            .Append(" tot-net-in=").Append(client.NetInputBytes)
+            .Append(" tot-net-out=").Append(client.NetOutputBytes)
+            .Append(" tot-cmds=").Append(client.CommandsProcessed)
+            .Append('\n');
+    }
+
     /// <summary>Redis's flag letters, in Redis's order.</summary>
     public static string Flags(ClientConnection client)
     {

@@ -49,6 +49,7 @@ public sealed class ClientSessions(DataServer server, ILogger<ClientSessions> lo
                 server.Clients.Remove(client);
                 server.Clients.Release();
                 released = true;
+                client.LeaveReplication();
                 client.Dispose();
             }
         }

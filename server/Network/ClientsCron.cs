@@ -36,7 +36,8 @@ public sealed class ClientsCron(DataServer server, ILogger<ClientsCron> log) : B
         var clients = server.Clients.Snapshot();
         foreach (var client in clients)
         {
-            if (timeout > 0 && now - client.LastInteractionMs > timeout * 1000L)
+            // Replicas are never idle-timed out, as in Redis (their master's PINGs are one-way).
+            if (timeout > 0 && now - client.LastInteractionMs > timeout * 1000L && client.Feed is null)
             {
                 log.LogInformation("Closing idle client id={Id} addr={Address}", client.Id, client.Address);
                 client.Kill();

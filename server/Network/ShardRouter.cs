@@ -189,6 +189,8 @@ internal sealed class ShardRouter
             {
                 _connection.ExecuteCommand(i);
                 _connection.CommitLoggedWrites();
+                // PSYNC's snapshot, WAIT's reply: sent before the next command runs.
+                await _connection.RunPendingReplicationAsync();
                 if (await _connection.WaitIfBlockedAsync() != BlockOutcome.Retry)
                     i++;
                 continue;

@@ -16,6 +16,20 @@ public sealed unsafe class AofRecordBuffer : Engine.ICommandPropagation, IDispos
     // A buffer that grew past this for one huge command is given back instead of kept.
     private const int RetainedCapacity = 1024 * 1024;
 
+    private static readonly byte[][] s_selects = new byte[16][];
+
+    /// <summary>SELECT database, encoded once per database number (the AOF and the replication stream put it in front of a run).</summary>
+    public static byte[] SelectCommand(int database)
+    {
+        if (database < s_selects.Length && s_selects[database] is { } cached)
+            return cached;
+        string digits = database.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        byte[] bytes = System.Text.Encoding.ASCII.GetBytes($"*2\r\n$6\r\nSELECT\r\n${digits.Length}\r\n{digits}\r\n");
+        if (database < s_selects.Length)
+            s_selects[database] = bytes;
+        return bytes;
+    }
+
     private byte* _data;
     private int _capacity;
     private int _length;

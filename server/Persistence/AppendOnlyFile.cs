@@ -145,7 +145,7 @@ public sealed partial class AppendOnlyFile : IDisposable
                 var (database, start, end) = records.Run(i);
                 if (database != _fileDatabase)
                 {
-                    _active.AppendRaw(SelectCommand(database));
+                    _active.AppendRaw(AofRecordBuffer.SelectCommand(database));
                     _fileDatabase = database;
                 }
                 _active.AppendRaw(records.Span[start..end]);
@@ -158,19 +158,6 @@ public sealed partial class AppendOnlyFile : IDisposable
                 Monitor.Pulse(_gate);
             return _appendedOffset;
         }
-    }
-
-    private static readonly byte[][] s_selects = new byte[16][];
-
-    private static byte[] SelectCommand(int database)
-    {
-        if (database < s_selects.Length && s_selects[database] is { } cached)
-            return cached;
-        string digits = database.ToString(System.Globalization.CultureInfo.InvariantCulture);
-        byte[] bytes = System.Text.Encoding.ASCII.GetBytes($"*2\r\n$6\r\nSELECT\r\n${digits.Length}\r\n{digits}\r\n");
-        if (database < s_selects.Length)
-            s_selects[database] = bytes;
-        return bytes;
     }
 
     private void Wake()

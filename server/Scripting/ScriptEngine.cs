@@ -79,6 +79,21 @@ public sealed class ScriptEngine : IDisposable
             return Functions.Load(code, replace, out error);
     }
 
+    /// <summary>
+    /// Loads each library an RDB carried with REPLACE, as Redis's rdbLoad does (at start, DEBUG
+    /// RELOAD, a replica's full sync): returns the first error, the libraries before it loaded.
+    /// </summary>
+    public string? LoadLibraries(IReadOnlyList<byte[]> codes)
+    {
+        lock (_gate)
+        {
+            foreach (var code in codes)
+                if (Functions.Load(code, replace: true, out string? error) is null)
+                    return error;
+        }
+        return null;
+    }
+
     internal bool DeleteLibrary(string name)
     {
         lock (_gate)
@@ -119,21 +134,6 @@ public sealed class ScriptEngine : IDisposable
                 if (Functions.Load(code, replace: policy != "APPEND", out error) is null)
                     return error;
             }
-        }
-        return null;
-    }
-
-    /// <summary>
-    /// The function libraries an RDB carried (at start, DEBUG RELOAD, a replica's sync): each
-    /// replaces a namesake, as Redis's rdbLoad does. Null, or why one could not be loaded.
-    /// </summary>
-    internal string? LoadLibraries(IReadOnlyList<byte[]> codes)
-    {
-        lock (_gate)
-        {
-            foreach (var code in codes)
-                if (Functions.Load(code, replace: true, out string? error) is null)
-                    return error;
         }
         return null;
     }
@@ -359,7 +359,7 @@ public sealed class ScriptEngine : IDisposable
 
     /// <summary>Whether a script run for <paramref name="client"/> here may give itself back: not inside EXEC (it cannot be undone there), and only on a socket engine thread (inline mode: every other thread that runs commands is the thread pool's).</summary>
     private bool MayGiveBack(Execution.ClientSession client)
-        => _server.Keyspace.Mode == Engine.ExecutionMode.Inline && !client.InTransaction && !Thread.CurrentThread.IsThreadPoolThread;
+        => _server.Keyspace.Mode == Engine.ExecutionMode.Inline && !client.InTransaction && !client.IsMaster && !Thread.CurrentThread.IsThreadPoolThread;
 
     /// <summary>The command goes back to its connection unrun, to run again from a pool thread; MONITOR saw it already.</summary>
     private void GiveBack(Execution.ClientSession client)

@@ -45,6 +45,17 @@ public sealed class Transaction : IDisposable
         return false;
     }
 
+    /// <summary>True when the open transaction queued a command lacking <paramref name="flag"/> (EXEC's stale check, Redis's cmd_inv_flags).</summary>
+    public bool QueuedAnyWithout(CommandFlags flag)
+    {
+        if (!InMulti)
+            return false;
+        foreach (var spec in Specs)
+            if (spec is not null && (spec.Flags & flag) == 0)
+                return true;
+        return false;
+    }
+
     /// <summary>A command refused while queueing makes EXEC answer EXECABORT, as in Redis.</summary>
     public void Fail()
     {

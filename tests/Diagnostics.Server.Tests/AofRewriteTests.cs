@@ -62,7 +62,9 @@ public sealed class AofRewriteTests
 
         // One base and the incremental file(s) after the last cut; the replaced files are gone.
         var files = Directory.GetFiles(dir.AppendDirectory).Select(Path.GetFileName).ToList();
-        Assert.Single(files, f => f!.EndsWith(".base.aof", StringComparison.Ordinal));
+        // The base is an RDB (aof-use-rdb-preamble yes, Redis's default), named as Redis names it.
+        Assert.Single(files, f => f!.Contains(".base.", StringComparison.Ordinal));
+        Assert.Single(files, f => f!.EndsWith(".base.rdb", StringComparison.Ordinal));
         Assert.DoesNotContain(files, f => f!.StartsWith("temp-", StringComparison.Ordinal));
         Assert.DoesNotContain("appendonly.aof.1.base.aof", files);
 

@@ -43,14 +43,37 @@ public sealed class RealRedisServer : IDisposable
     /// Starts redis-server in <paramref name="workingDirectory"/> (its --dir), which the caller owns
     /// and which is left in place on dispose; null makes a private temporary directory.
     /// </summary>
-    public static RealRedisServer StartIn(string? workingDirectory, params string[] arguments)
+    public static RealRedisServer StartIn(string? workingDirectory, params string[] arguments) => StartIn(workingDirectory, 0, arguments);
+
+    /// <summary>
+    /// Starts redis-server again where one ran before: the same <paramref name="port"/> and
+    /// directory (its dump.rdb), as a restarted master its replicas reconnect to.
+    /// </summary>
+    public static RealRedisServer Restart(RealRedisServer stopped, params string[] arguments)
+    {
+        var server = StartIn(stopped.Directory, stopped.Port, arguments);
+        server._ownsDirectory = stopped._ownsDirectory;
+        stopped._ownsDirectory = false;
+        return server;
+    }
+
+    /// <summary>Asks the server to SHUTDOWN with <paramref name="mode"/> (SAVE / NOSAVE) and waits for the process to end.</summary>
+    public void Shutdown(string mode)
+    {
+        using (var client = Connect())
+            client.Send("SHUTDOWN", mode);
+        if (!_process.WaitForExit(30_000))
+            throw new InvalidOperationException("redis-server did not stop after SHUTDOWN:\n" + Output);
+    }
+
+    private static RealRedisServer StartIn(string? workingDirectory, int fixedPort, string[] arguments)
     {
         string path = ExternalTool.Require("redis-server", "redis-server");
         string directory = workingDirectory ?? System.IO.Directory.CreateTempSubdirectory("redis-server-").FullName;
         // A free port can be taken by someone else before redis-server binds it: try a few.
         for (int attempt = 1; ; attempt++)
         {
-            int port = ServerProcess.FreePort();
+            int port = fixedPort != 0 ? fixedPort : ServerProcess.FreePort();
             var info = new ProcessStartInfo(path)
             {
                 RedirectStandardOutput = true,
@@ -71,7 +94,7 @@ public sealed class RealRedisServer : IDisposable
                 return server;
             string log = server.Output;
             server.KillProcess();
-            if (attempt >= 3 || !log.Contains("Address already in use", StringComparison.Ordinal))
+            if (attempt >= 3 || fixedPort != 0 || !log.Contains("Address already in use", StringComparison.Ordinal))
             {
                 if (workingDirectory is null)
                     TryDeleteDirectory(directory);
@@ -104,8 +127,14 @@ public sealed class RealRedisServer : IDisposable
 
     public RespClient Connect() => new(Port);
 
+    private bool _disposed;
+
     private void KillProcess()
     {
+        // Idempotent: a test may stop the server early (a master going away) and still dispose it.
+        if (_disposed)
+            return;
+        _disposed = true;
         if (!_process.HasExited)
         {
             _process.Kill(entireProcessTree: true);

@@ -279,6 +279,10 @@ public static class InfoBuilder
         Field(text, "instantaneous_input_kbps", instant.InputBytesPerSecond / 1024, "0.00");
         Field(text, "instantaneous_output_kbps", instant.OutputBytesPerSecond / 1024, "0.00");
         Field(text, "rejected_connections", stats.RejectedConnections);
+        var master = server.ReplicationMaster;
+        Field(text, "sync_full", master.FullSyncs);
+        Field(text, "sync_partial_ok", master.PartialSyncsOk);
+        Field(text, "sync_partial_err", master.PartialSyncsRefused);
         Field(text, "expired_keys", expired);
         Field(text, "evicted_keys", server.Keyspace.Eviction.EvictedKeys);
         Field(text, "evicted_clients", server.ClientEviction.EvictedClients);
@@ -306,17 +310,7 @@ public static class InfoBuilder
         Field(text, "toobusy_rejected_calls", server.Keyspace.Waits.Refused);
     }
 
-    private static void WriteReplication(StringBuilder text, DataServer server)
-    {
-        Field(text, "role", "master");
-        Field(text, "connected_slaves", 0);
-        Field(text, "master_failover_state", "no-failover");
-        Field(text, "master_replid", server.RunId);
-        Field(text, "master_replid2", new string('0', 40));
-        Field(text, "master_repl_offset", 0);
-        Field(text, "second_repl_offset", -1);
-        Field(text, "repl_backlog_active", 0);
-    }
+    private static void WriteReplication(StringBuilder text, DataServer server) => Replication.ReplicationInfo.Write(text, server);
 
     private static void WriteCpu(StringBuilder text, DataServer server)
     {

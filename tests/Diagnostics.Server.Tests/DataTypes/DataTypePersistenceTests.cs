@@ -10,7 +10,7 @@ namespace Diagnostics.Server.Tests.DataTypes;
 /// </summary>
 public sealed class DataTypePersistenceTests
 {
-    /// <summary>Writes of every type and family, shared with the RDB snapshot tests.</summary>
+    /// <summary>Writes of every type and family, shared with the RDB snapshot and replication tests.</summary>
     internal static readonly string[][] Workload =
     [
         ["HSET", "h:a", "f1", "v1", "f2", "v2", "f3", "v3"], ["HSETNX", "h:a", "f4", "v4"], ["HDEL", "h:a", "f1"],

@@ -121,17 +121,27 @@ public sealed class FunctionConformanceTests
             RespAssert.Bulk("gone", c.Call(Load("#!lua name=gone\nredis.register_function('g', function() return 1 end)")));
             RespAssert.Ok(c.Call("FUNCTION", "DELETE", "gone"));
         }
-        using (var server = ServerProcess.Start("--appendonly", "yes", "--dir", dir.Path))
+        using (var server = ServerProcess.Start("--appendonly", "yes", "--dir", dir.Path, "--aof-use-rdb-preamble", "no"))
         using (var c = server.Connect())
         {
             Assert.Equal(4, c.Call("FCALL", "myfunc", "1", "k", "a").Array.Count);
             Assert.Equal("ERR Function not found", c.Call("FCALL", "g", "0").Text);
             Assert.False(c.Call("BGREWRITEAOF").IsError);
-            // The new base file holds the library as FUNCTION LOAD.
+            // Without the RDB preamble the new base file holds the library as FUNCTION LOAD.
             Poll.Until(() => InfoFields.Get(c, "persistence", "aof_rewrite_in_progress") == "0"
                 && Directory.GetFiles(Path.Combine(dir.Path, "appendonlydir"), "*.base.aof").Select(File.ReadAllText)
                     .Any(text => text.Contains("*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n", StringComparison.Ordinal)),
                 "the AOF rewrite to write the library into the base file");
+        }
+        using (var server = ServerProcess.Start("--appendonly", "yes", "--dir", dir.Path))
+        using (var c = server.Connect())
+        {
+            Assert.Equal(4, c.Call("FCALL", "myfunc", "1", "k", "a").Array.Count);
+            // With it (Redis's default) the base is an RDB, the library in it as a function opcode.
+            Assert.False(c.Call("BGREWRITEAOF").IsError);
+            Poll.Until(() => InfoFields.Get(c, "persistence", "aof_rewrite_in_progress") == "0"
+                && Directory.GetFiles(Path.Combine(dir.Path, "appendonlydir"), "*.base.rdb").Length == 1,
+                "the AOF rewrite to write an RDB base file");
         }
         using (var server = ServerProcess.Start("--appendonly", "yes", "--dir", dir.Path))
         using (var c = server.Connect())

@@ -1,0 +1,123 @@
+using Diagnostics.Server.Tests.DataTypes;
+using Diagnostics.Server.Tests.Infrastructure;
+
+namespace Diagnostics.Server.Tests.Replication;
+
+/// <summary>
+/// This server as a master: a replica of this server (another one of ours, or a real
+/// redis-server 7.0) gets what the master held before through a full sync's snapshot and what it
+/// writes after through the stream, continues after a dropped link with a partial resync, and
+/// WAIT counts it once it acknowledged. Compared key by key and by DEBUG DIGEST.
+/// </summary>
+public sealed class MasterSideTests
+{
+    private static void WriteHalf(RespClient c, bool first)
+    {
+        var workload = DataTypePersistenceTests.Workload;
+        int half = workload.Length / 2;
+        foreach (var command in first ? workload.Take(half) : workload.Skip(half))
+        {
+            var reply = c.Call(command);
+            Assert.False(reply.IsError, $"{string.Join(' ', command)} failed: {reply}");
+        }
+    }
+
+    private static void Attach(RespClient replica, int masterPort) => RespAssert.Ok(replica.Call("REPLICAOF", "127.0.0.1", masterPort.ToString()));
+
+    [Theory]
+    [InlineData(ServerTarget.Ours, "yes")]
+    [InlineData(ServerTarget.Ours, "no")]
+    [InlineData(ServerTarget.Redis, "yes")]
+    [InlineData(ServerTarget.Redis, "no")]
+    public void AReplicaOfThisServerGetsTheSnapshotThenTheStream(string replicaKind, string diskless)
+    {
+        using var master = ServerProcess.Start("--repl-diskless-sync", diskless);
+        var (replica, connect) = ServerTarget.Start(replicaKind, "--enable-debug-command", "yes");
+        using (replica)
+        using (var m = master.Connect())
+        using (var r = connect())
+        {
+            WriteHalf(m, first: true);
+            RespAssert.Bulk("mlib", m.Call("FUNCTION", "LOAD", "#!lua name=mlib\nredis.register_function{function_name='mf', callback=function() return 7 end, flags={'no-writes'}}"));
+            Attach(r, master.Port);
+            ReplicaSetup.WaitInSync(m, r);
+            Assert.Equal(1, ReplicaSetup.MasterStat(m, "sync_full"));
+
+            // The stream: the rest of every type, a transaction, databases, a flush, expiry.
+            WriteHalf(m, first: false);
+            Pipeline.RunAll(m, Enumerable.Range(0, 2000).Select(i => new[] { "SET", "bulk:" + i, new string('x', i % 300) }));
+            m.Call("MULTI");
+            m.Call("INCR", "counter");
+            m.Call("RPUSH", "tx:l", "a", "b");
+            Assert.Equal(2, m.Call("EXEC").Array.Count);
+            RespAssert.Ok(m.Call("SELECT", "4"));
+            RespAssert.Ok(m.Call("SET", "db4:k", "v"));
+            RespAssert.Ok(m.Call("FLUSHDB"));
+            RespAssert.Ok(m.Call("SET", "db4:after", "v"));
+            RespAssert.Ok(m.Call("SELECT", "0"));
+            RespAssert.Ok(m.Call("SET", "short-lived", "v", "PX", "200"));
+            Poll.Until(() => m.Call("EXISTS", "short-lived").Integer == 0, "the key to expire on the master");
+            // Everything written so far is acknowledged by the one replica.
+            RespAssert.Integer(1, m.Call("WAIT", "1", "5000"));
+            ReplicaSetup.WaitInSync(m, r);
+
+            DatasetSnapshot.Read(r).AssertSameAs(DatasetSnapshot.Read(m), $"a {replicaKind} replica against this master");
+            Assert.Equal(m.Call("DEBUG", "DIGEST").Text, r.Call("DEBUG", "DIGEST").Text);
+            RespAssert.Integer(7, r.Call("FCALL_RO", "mf", "0"));
+            RespAssert.Integer(0, r.Call("EXISTS", "short-lived")); // the master's DEL reached it
+
+            // The master lists it.
+            var info = InfoFields.Read(m, "replication");
+            Assert.Equal("1", info["connected_slaves"]);
+            Assert.Contains("state=online", info["slave0"]);
+            Assert.Equal("1", info["repl_backlog_active"]);
+            var role = m.Call("ROLE").Array;
+            RespAssert.Bulk("master", role[0]);
+            Assert.Single(role[2].Array);
+
+            // A dropped link continues from the backlog.
+            m.Call("CLIENT", "KILL", "TYPE", "replica");
+            RespAssert.Ok(m.Call("SET", "after-drop", "v"));
+            ReplicaSetup.WaitInSync(m, r);
+            Poll.Until(() => ReplicaSetup.MasterStat(m, "sync_partial_ok") == 1, "a partial resync");
+            Assert.Equal(1, ReplicaSetup.MasterStat(m, "sync_full"));
+            RespAssert.Bulk("v", r.Call("GET", "after-drop"));
+            Assert.Equal(m.Call("DEBUG", "DIGEST").Text, r.Call("DEBUG", "DIGEST").Text);
+        }
+    }
+
+    [Fact]
+    public void AReplicaTooFarBehindTheBacklogResyncsInFull()
+    {
+        using var master = ServerProcess.Start("--repl-backlog-size", "16kb");
+        using var replica = ServerProcess.Start();
+        using var m = master.Connect();
+        using var r = replica.Connect();
+        RespAssert.Ok(m.Call("SET", "before", "1"));
+        Attach(r, master.Port);
+        ReplicaSetup.WaitInSync(m, r);
+        // The replica stops following; 1 MB is written meanwhile, far past the 16 KB backlog.
+        RespAssert.Ok(r.Call("REPLICAOF", "NO", "ONE"));
+        Pipeline.RunAll(m, Enumerable.Range(0, 1000).Select(i => new[] { "SET", "k" + i, new string('v', 1000) }));
+        Attach(r, master.Port);
+        ReplicaSetup.WaitInSync(m, r);
+        Assert.Equal(2, ReplicaSetup.MasterStat(m, "sync_full"));
+        Assert.Equal(m.Call("DEBUG", "DIGEST").Text, r.Call("DEBUG", "DIGEST").Text);
+    }
+
+    [Fact]
+    public void WaitAndReplconfAnswerAsRedis()
+    {
+        using var master = ServerProcess.Start();
+        using var m = master.Connect();
+        RespAssert.Integer(0, m.Call("WAIT", "0", "0"));
+        RespAssert.Integer(0, m.Call("WAIT", "1", "100")); // no replica: times out with none
+        SideBySideReplies.AssertSame(
+        [
+            ["WAIT", "x", "0"], ["WAIT", "0", "x"], ["WAIT", "0", "-1"], ["WAIT", "0"],
+            ["REPLCONF", "listening-port"], ["REPLCONF", "listening-port", "x"], ["REPLCONF", "nope", "1"],
+            ["REPLCONF", "listening-port", "6380", "capa", "eof", "capa", "psync2"],
+            ["PSYNC", "?"], ["MULTI"], ["PSYNC", "?", "-1"], ["DISCARD"],
+        ], c => RespAssert.Ok(c.Call("FLUSHALL")));
+    }
+}
