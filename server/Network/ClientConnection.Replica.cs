@@ -77,8 +77,9 @@ public sealed partial class ClientConnection
             // Whatever was written since the cut goes out now.
             WakeForStream();
         }
-        catch (Exception ex) when (ex is IOException or OperationCanceledException or InvalidOperationException)
+        catch (Exception ex) when (ex is not OutOfMemoryException)
         {
+            // The replica went away or the snapshot failed: this connection ends, the server goes on.
             _log.LogWarning("Synchronization with replica {Address} failed: {Error}", Address, ex.Message);
             _closing = true;
         }
@@ -107,7 +108,10 @@ public sealed partial class ClientConnection
                     failure = snapshot.WriteTo(bytes =>
                     {
                         pipe.Writer.Write(bytes);
-                        pipe.Writer.FlushAsync().AsTask().GetAwaiter().GetResult();
+                        // Its own thread, so waiting here is the backpressure; a reader that
+                        // stopped (the replica went away) ends the snapshot.
+                        if (pipe.Writer.FlushAsync().AsTask().GetAwaiter().GetResult().IsCompleted)
+                            throw new OperationCanceledException("the replica's connection closed");
                     }, aofBase: false);
                 }
                 else
@@ -137,6 +141,23 @@ public sealed partial class ClientConnection
         { IsBackground = true, Name = "rdb sync" };
         producer.Start();
 
+        try
+        {
+            await SendSnapshotBytesAsync(pipe, output, eofMark, tempFile, () => failure);
+        }
+        finally
+        {
+            // Done or failed: the producer's next flush sees it and stops, freeing what it holds.
+            await pipe.Reader.CompleteAsync();
+        }
+        await FlushAsync(output);
+        Feed!.SnapshotMilliseconds = clock.Elapsed.TotalMilliseconds;
+        _log.LogInformation("Synchronization with replica {Address} succeeded ({Bytes} bytes of snapshot in {Ms} ms)",
+            Address, Feed.SnapshotBytesSent, (long)Feed.SnapshotMilliseconds);
+    }
+
+    private async Task SendSnapshotBytesAsync(Pipe pipe, PipeWriter output, bool eofMark, string? tempFile, Func<string?> failure)
+    {
         byte[]? mark = null;
         if (eofMark)
         {
@@ -146,8 +167,8 @@ public sealed partial class ClientConnection
             Reply.WriteRaw("\r\n"u8);
             long sent = await CopyToReplicaAsync(pipe.Reader, output);
             Feed!.SnapshotBytesSent = sent;
-            if (failure is not null)
-                throw new InvalidOperationException(failure);
+            if (failure() is { } failed)
+                throw new InvalidOperationException(failed);
             Reply.WriteRaw(mark);
         }
         else
@@ -162,8 +183,8 @@ public sealed partial class ClientConnection
             }
             try
             {
-                if (failure is not null)
-                    throw new InvalidOperationException(failure);
+                if (failure() is { } failed)
+                    throw new InvalidOperationException(failed);
                 long length = new FileInfo(tempFile!).Length;
                 Reply.WriteRaw(Encoding.ASCII.GetBytes($"${length}\r\n"));
                 await using var file = new FileStream(tempFile!, FileMode.Open, FileAccess.Read, FileShare.Read, 1, FileOptions.SequentialScan);
@@ -176,10 +197,6 @@ public sealed partial class ClientConnection
                 File.Delete(tempFile!);
             }
         }
-        await FlushAsync(output);
-        Feed!.SnapshotMilliseconds = clock.Elapsed.TotalMilliseconds;
-        _log.LogInformation("Synchronization with replica {Address} succeeded ({Bytes} bytes of snapshot in {Ms} ms)",
-            Address, Feed.SnapshotBytesSent, (long)Feed.SnapshotMilliseconds);
     }
 
     /// <summary>Copies everything <paramref name="source"/> yields into the socket, a flush per read, so the replica's pace sets ours.</summary>

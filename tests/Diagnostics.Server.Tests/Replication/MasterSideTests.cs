@@ -105,6 +105,39 @@ public sealed class MasterSideTests
         Assert.Equal(m.Call("DEBUG", "DIGEST").Text, r.Call("DEBUG", "DIGEST").Text);
     }
 
+    /// <summary>
+    /// A replica killed (-9) while its full sync's snapshot is on the way: the master carries on
+    /// serving, lets go of the snapshot (its memory comes back) and syncs the next replica.
+    /// </summary>
+    [Fact]
+    public void AReplicaKilledDuringItsFullSyncLeavesTheMasterWhole()
+    {
+        using var master = ServerProcess.Start();
+        using var m = master.Connect();
+        // About 60 MB: the transfer takes long enough to be caught in the middle.
+        Pipeline.RunAll(m, Enumerable.Range(0, 60_000).Select(i => new[] { "SET", "big:" + i, new string((char)('a' + i % 26), 1000) }));
+        long memoryBefore = InfoFields.GetInt64(m, "memory", "used_memory");
+        var doomed = ServerProcess.Start();
+        using (var d = doomed.Connect())
+        {
+            Attach(d, master.Port);
+            Poll.Until(() => InfoFields.Read(m, "replication").GetValueOrDefault("slave0", "").Contains("state=send_bulk"), "the snapshot to be on its way", 20_000);
+            doomed.KillHard();
+        }
+        doomed.Dispose();
+        Poll.Until(() => InfoFields.Get(m, "replication", "connected_slaves") == "0", "the master to see the replica gone", 20_000);
+        // Writes go on, and what the snapshot held is given back.
+        RespAssert.Ok(m.Call("SET", "after", "v"));
+        Poll.Until(() => InfoFields.GetInt64(m, "memory", "used_memory") < memoryBefore + 16 * 1024 * 1024,
+            () => $"the snapshot's memory to come back (before {memoryBefore}, now {InfoFields.Get(m, "memory", "used_memory")})", 20_000);
+
+        using var replica = ServerProcess.Start();
+        using var r = replica.Connect();
+        Attach(r, master.Port);
+        ReplicaSetup.WaitInSync(m, r, 60_000);
+        Assert.Equal(m.Call("DEBUG", "DIGEST").Text, r.Call("DEBUG", "DIGEST").Text);
+    }
+
     [Fact]
     public void WaitAndReplconfAnswerAsRedis()
     {
