@@ -38,7 +38,8 @@ public sealed class BenchmarkOptions
     public const string InfoSuite = "info";
     public const string ScriptsSuite = "scripts";
     public const string DataModelSuite = "datamodel";
-    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite, ScriptsSuite, DataModelSuite];
+    public const string ReplicationSuite = "replication";
+    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite, ScriptsSuite, DataModelSuite, ReplicationSuite];
     /// <summary>
     /// What runs without --suites: everything but the diagnostics and studio suites, which run for
     /// several minutes of their own (and a browser) and are asked for by name.
@@ -68,6 +69,8 @@ public sealed class BenchmarkOptions
     public long ScriptRequests { get; private set; } = DefaultScriptRequests;
     /// <summary>Requests per data-model run at pipeline 1, before each load's scale; pipeline 30 runs 10x.</summary>
     public long DataModelRequests { get; private set; } = DefaultDataModelRequests;
+    /// <summary>Size of the data set the replication suite's full sync carries.</summary>
+    public long ReplicationSyncMegabytes { get; private set; } = 1024;
     /// <summary>Entries of the stream the data-model suite's memory comparison loads.</summary>
     public long DataModelStreamEntries { get; private set; } = DefaultDataModelStreamEntries;
     /// <summary>The suites to run, in <see cref="AllSuites"/> order.</summary>
@@ -134,6 +137,7 @@ public sealed class BenchmarkOptions
                                    each scaled by the load's cost (e.g. GEOSEARCH 0.3*N at -P 1, 0.5*N at -P 30)
           --datamodel-stream-entries N
                                    entries of the stream in the datamodel memory comparison (default 1000000)
+          --replication-sync-mb N  megabytes the replication suite's full sync carries (default 1024)
           --quick                  smoke check: 2 rounds, 20000/200000 requests, 50000 keys,
                                    100000 aof-write requests, a 64 MiB AOF, 20000 diagnostics, studio and script requests,
                                    10000 datamodel requests and a 100000-entry stream
@@ -156,7 +160,7 @@ public sealed class BenchmarkOptions
         bool diagnosticsRequestsGiven = false;
         bool studioRequestsGiven = false;
         bool scriptRequestsGiven = false;
-        bool dataModelRequestsGiven = false, dataModelStreamEntriesGiven = false;
+        bool dataModelRequestsGiven = false, dataModelStreamEntriesGiven = false, replicationSyncGiven = false;
         bool noMemory = false;
         for (int i = 0; i < args.Length; i++)
         {
@@ -227,6 +231,12 @@ public sealed class BenchmarkOptions
                         return "--datamodel-requests needs a positive whole number";
                     DataModelRequests = dataModelRequests;
                     dataModelRequestsGiven = true;
+                    break;
+                case "--replication-sync-mb":
+                    if (!TryPositive(Value(), out long syncMegabytes))
+                        return "--replication-sync-mb needs a positive whole number";
+                    ReplicationSyncMegabytes = syncMegabytes;
+                    replicationSyncGiven = true;
                     break;
                 case "--datamodel-stream-entries":
                     if (!TryPositive(Value(), out long streamEntries))
@@ -304,6 +314,7 @@ public sealed class BenchmarkOptions
             if (!scriptRequestsGiven) ScriptRequests = 20_000;
             if (!dataModelRequestsGiven) DataModelRequests = 10_000;
             if (!dataModelStreamEntriesGiven) DataModelStreamEntries = 100_000;
+            if (!replicationSyncGiven) ReplicationSyncMegabytes = 64;
         }
         if (noMemory)
             Suites = Suites.Where(s => s != MemorySuite).ToArray();

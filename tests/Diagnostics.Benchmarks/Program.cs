@@ -108,9 +108,12 @@ try
     string? infoUnderLoad = options.Runs(BenchmarkOptions.InfoSuite)
         ? new InfoLatencySuite(options, redisServer, redisBenchmark, progress).Run()
         : null;
+    string? replication = options.Runs(BenchmarkOptions.ReplicationSuite)
+        ? new ReplicationSuite(options, redisServer, redisBenchmark, progress).Run()
+        : null;
 
     var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics, studio, monitor, scripts, dataModel);
-    string report = MarkdownReport.Build(machine, options, run) + infoUnderLoad;
+    string report = MarkdownReport.Build(machine, options, run) + infoUnderLoad + replication;
     Console.WriteLine();
     Console.Write(report);
     if (options.OutputPath is not null)
