@@ -66,9 +66,9 @@ internal static unsafe class DumpPayload
     }
 
     /// <summary>Builds the one value a payload holds.</summary>
-    private sealed class ValueVisitor : IRdbVisitor
+    private sealed class ValueVisitor()
+        : RdbBuildingVisitor(new RdbEntryBuilder(strict: true, problem => new InvalidDataException(problem)))
     {
-        private readonly RdbEntryBuilder _builder = new(strict: true, problem => new InvalidDataException(problem));
         private Entry* _built;
 
         /// <summary>The value built, now the caller's.</summary>
@@ -82,41 +82,22 @@ internal static unsafe class DumpPayload
         }
 
         /// <summary>Frees whatever was built and not taken.</summary>
-        public void Abandon()
+        public override void Abandon()
         {
-            _builder.Abandon();
+            base.Abandon();
             if (_built != null)
                 EntryStore.Free(_built);
             _built = null;
         }
 
-        public void String(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, long expireAtUnixMs)
+        protected override void Built(Entry* e) => _built = e;
+
+        public override void String(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, long expireAtUnixMs)
             => _built = EntryStore.AllocateString(key, Keyspace.Hash(key), value);
 
-        public void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs, long sizeHint)
-            => _builder.BeginCollection(kind, key, expireAtUnixMs);
-
-        public void ListElement(ReadOnlySpan<byte> element) => _builder.ListElement(element);
-        public void SetMember(ReadOnlySpan<byte> member) => _builder.SetMember(member);
-        public void HashField(ReadOnlySpan<byte> field, ReadOnlySpan<byte> value) => _builder.HashField(field, value);
-        public void SortedSetMember(ReadOnlySpan<byte> member, double score) => _builder.SortedSetMember(member, score);
-        public void EndCollection() => _built = _builder.EndCollection();
-
-        public void BeginStream(ReadOnlySpan<byte> key, long expireAtUnixMs) => _builder.BeginStream(key, expireAtUnixMs);
-        public void StreamNode(StreamId master, ReadOnlySpan<byte> listpack) => _builder.StreamNode(master, listpack);
-
-        public void StreamCounters(long length, StreamId lastId, StreamId firstId, StreamId maxDeletedId, long entriesAdded)
-            => _builder.StreamCounters(length, lastId, firstId, maxDeletedId, entriesAdded);
-
-        public void StreamGroup(ReadOnlySpan<byte> name, StreamId lastDelivered, long entriesRead) => _builder.StreamGroup(name, lastDelivered, entriesRead);
-        public void StreamGroupPending(StreamId id, long deliveryTimeUnixMs, long deliveryCount) => _builder.StreamGroupPending(id, deliveryTimeUnixMs, deliveryCount);
-        public void StreamConsumer(ReadOnlySpan<byte> name, long seenTimeUnixMs) => _builder.StreamConsumer(name, seenTimeUnixMs);
-        public void StreamConsumerPending(StreamId id) => _builder.StreamConsumerPending(id);
-        public void EndStream() => _built = _builder.EndStream();
-
         // A payload holds no opcodes: the reader never reports these for one value.
-        public void SelectDatabase(int index) { }
-        public void ResizeDatabase(long keys, long expires) { }
-        public void Aux(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) { }
+        public override void SelectDatabase(int index) { }
+        public override void ResizeDatabase(long keys, long expires) { }
+        public override void Aux(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) { }
     }
 }

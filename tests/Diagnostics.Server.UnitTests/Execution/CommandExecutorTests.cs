@@ -38,28 +38,28 @@ public sealed class CommandExecutorTests : IDisposable
         using var onA = LocalClient.For(a);
         using var onB = LocalClient.For(b);
 
-        Assert.Equal("+OK\r\n", Run(a, onA, "SET", "k", "on-a"));
-        Assert.Equal("+OK\r\n", Run(b, onB, "SET", "k", "on-b"));
-        Assert.Equal("$4\r\non-a\r\n", Run(a, onA, "GET", "k"));
-        Assert.Equal("$4\r\non-b\r\n", Run(b, onB, "GET", "k"));
-        Assert.Equal(":1\r\n", Run(b, onB, "DEL", "k"));
-        Assert.Equal(":1\r\n", Run(a, onA, "DBSIZE"));
-        Assert.Equal(":0\r\n", Run(b, onB, "DBSIZE"));
+        Assert.Equal("+OK\r\n", onA.Run(a, "SET", "k", "on-a"));
+        Assert.Equal("+OK\r\n", onB.Run(b, "SET", "k", "on-b"));
+        Assert.Equal("$4\r\non-a\r\n", onA.Run(a, "GET", "k"));
+        Assert.Equal("$4\r\non-b\r\n", onB.Run(b, "GET", "k"));
+        Assert.Equal(":1\r\n", onB.Run(b, "DEL", "k"));
+        Assert.Equal(":1\r\n", onA.Run(a, "DBSIZE"));
+        Assert.Equal(":0\r\n", onB.Run(b, "DBSIZE"));
 
         // A write to the same key on the other server does not touch this one's watchers...
-        Assert.Equal("+OK\r\n", Run(a, onA, "WATCH", "k"));
-        Assert.Equal("+OK\r\n", Run(b, onB, "SET", "k", "elsewhere"));
-        Assert.Equal("+OK\r\n", Run(a, onA, "MULTI"));
-        Assert.Equal("+QUEUED\r\n", Run(a, onA, "INCR", "counter"));
-        Assert.Equal("*1\r\n:1\r\n", Run(a, onA, "EXEC"));
+        Assert.Equal("+OK\r\n", onA.Run(a, "WATCH", "k"));
+        Assert.Equal("+OK\r\n", onB.Run(b, "SET", "k", "elsewhere"));
+        Assert.Equal("+OK\r\n", onA.Run(a, "MULTI"));
+        Assert.Equal("+QUEUED\r\n", onA.Run(a, "INCR", "counter"));
+        Assert.Equal("*1\r\n:1\r\n", onA.Run(a, "EXEC"));
         // ...and a write on its own server does.
         using var otherOnA = LocalClient.For(a);
-        Assert.Equal("+OK\r\n", Run(a, onA, "WATCH", "k"));
-        Assert.Equal("+OK\r\n", Run(a, otherOnA, "SET", "k", "changed"));
-        Assert.Equal("+OK\r\n", Run(a, onA, "MULTI"));
-        Assert.Equal("+QUEUED\r\n", Run(a, onA, "INCR", "counter"));
-        Assert.Equal("*-1\r\n", Run(a, onA, "EXEC"));
-        Assert.Equal("$1\r\n1\r\n", Run(a, onA, "GET", "counter"));
+        Assert.Equal("+OK\r\n", onA.Run(a, "WATCH", "k"));
+        Assert.Equal("+OK\r\n", otherOnA.Run(a, "SET", "k", "changed"));
+        Assert.Equal("+OK\r\n", onA.Run(a, "MULTI"));
+        Assert.Equal("+QUEUED\r\n", onA.Run(a, "INCR", "counter"));
+        Assert.Equal("*-1\r\n", onA.Run(a, "EXEC"));
+        Assert.Equal("$1\r\n1\r\n", onA.Run(a, "GET", "counter"));
     }
 
     [Fact]
@@ -68,14 +68,14 @@ public sealed class CommandExecutorTests : IDisposable
         using var server = new DataServer(Config(_dirA.Path, appendOnly: false));
         using var client = LocalClient.For(server);
 
-        Assert.Equal("-ERR unknown command 'NOSUCH', with args beginning with: 'x' \r\n", Run(server, client, "NOSUCH", "x"));
-        Assert.Equal("-ERR wrong number of arguments for 'get' command\r\n", Run(server, client, "GET"));
-        Assert.Equal("+OK\r\n", Run(server, client, "SET", "list", "v"));
-        Assert.Equal("-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", Run(server, client, "LPUSH", "list", "x"));
-        Assert.Equal("+OK\r\n", Run(server, client, "MULTI"));
-        Assert.Equal("-ERR wrong number of arguments for 'set' command\r\n", Run(server, client, "SET", "only-key"));
-        Assert.Equal("-EXECABORT Transaction discarded because of previous errors.\r\n", Run(server, client, "EXEC"));
-        Assert.Equal(":1\r\n", Run(server, client, "EXISTS", "list"));
+        Assert.Equal("-ERR unknown command 'NOSUCH', with args beginning with: 'x' \r\n", client.Run(server, "NOSUCH", "x"));
+        Assert.Equal("-ERR wrong number of arguments for 'get' command\r\n", client.Run(server, "GET"));
+        Assert.Equal("+OK\r\n", client.Run(server, "SET", "list", "v"));
+        Assert.Equal("-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", client.Run(server, "LPUSH", "list", "x"));
+        Assert.Equal("+OK\r\n", client.Run(server, "MULTI"));
+        Assert.Equal("-ERR wrong number of arguments for 'set' command\r\n", client.Run(server, "SET", "only-key"));
+        Assert.Equal("-EXECABORT Transaction discarded because of previous errors.\r\n", client.Run(server, "EXEC"));
+        Assert.Equal(":1\r\n", client.Run(server, "EXISTS", "list"));
     }
 
     [Fact]
@@ -87,9 +87,9 @@ public sealed class CommandExecutorTests : IDisposable
         b.Aof.Start();
         using var onA = LocalClient.For(a);
 
-        Assert.Equal("+OK\r\n", Run(a, onA, "SET", "durable", "value"));
-        Assert.Equal("$5\r\nvalue\r\n", Run(a, onA, "GET", "durable"));
-        Assert.Equal(":1\r\n", Run(a, onA, "LPUSH", "queue", "job"));
+        Assert.Equal("+OK\r\n", onA.Run(a, "SET", "durable", "value"));
+        Assert.Equal("$5\r\nvalue\r\n", onA.Run(a, "GET", "durable"));
+        Assert.Equal(":1\r\n", onA.Run(a, "LPUSH", "queue", "job"));
         WaitUntilAcknowledged(a.Aof, onA.AofWaitOffset);
 
         string logA = ReadIncrementalFile(_dirA.AppendDirectory);
@@ -107,40 +107,6 @@ public sealed class CommandExecutorTests : IDisposable
         return config;
     }
 
-    /// <summary>
-    /// Runs one command for <paramref name="client"/> holding every shard of the server, with the
-    /// client's effects scope attached to each, then hands its writes to the AOF while still
-    /// holding them (the order a connection's batch keeps). Returns the reply as RESP text.
-    /// </summary>
-    private static string Run(DataServer server, LocalClient client, params string[] command)
-    {
-        using var batch = new RequestBatch();
-        var reader = new SequenceReader<byte>(new ReadOnlySequence<byte>(RespClient.Encode(command)));
-        Assert.Equal(ParseStatus.Parsed, RespRequestParser.TryParse(ref reader, batch, server.Config.Limits, authenticated: true, out string? error));
-        Assert.Null(error);
-
-        var shards = server.Keyspace.Shards;
-        foreach (var shard in shards)
-        {
-            shard.EnterInline();
-            shard.Effects = client.Effects;
-        }
-        try
-        {
-            var executor = server.Executor;
-            executor.Execute(client, batch[0], executor.Find(batch[0]));
-            executor.CommitLoggedWrites(client);
-        }
-        finally
-        {
-            for (int s = shards.Length - 1; s >= 0; s--)
-            {
-                shards[s].Effects = null;
-                shards[s].ExitInline();
-            }
-        }
-        return client.TakeReplies();
-    }
 
     /// <summary>What a connection's flush does before it may send a write's reply: waits for the AOF to hold it as appendfsync promises.</summary>
     private static void WaitUntilAcknowledged(AppendOnlyFile aof, long offset)

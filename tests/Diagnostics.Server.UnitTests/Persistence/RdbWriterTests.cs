@@ -141,7 +141,7 @@ public sealed unsafe class RdbWriterTests
         using var client = LocalClient.For(server);
         foreach (var command in Dataset())
         {
-            string reply = Run(server, client, command);
+            string reply = client.Run(server, command);
             Assert.False(reply.StartsWith('-'), $"{string.Join(' ', command.Take(3))}: {reply}");
         }
 
@@ -337,43 +337,5 @@ public sealed unsafe class RdbWriterTests
         public void StreamConsumerPending(StreamId id) => _stream.Append($" owns {id}");
         public void EndStream() => _keys[_key!] = _stream.ToString();
         public void Aux(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) { }
-    }
-
-    // ---- running commands in process, as the other in-process command tests do ------------------
-
-    private static string Run(DataServer server, LocalClient client, string[] command)
-    {
-        var batch = new RequestBatch();
-        try
-        {
-            var reader = new SequenceReader<byte>(new ReadOnlySequence<byte>(RespClient.Encode(command)));
-            Assert.Equal(ParseStatus.Parsed, RespRequestParser.TryParse(ref reader, batch, server.Config.Limits, authenticated: true, out string? error));
-            Assert.Null(error);
-            var shards = server.Keyspace.Shards;
-            foreach (var shard in shards)
-            {
-                shard.EnterInline();
-                shard.Effects = client.Effects;
-            }
-            try
-            {
-                var executor = server.Executor;
-                executor.Execute(client, batch[0], executor.Find(batch[0]));
-                executor.CommitLoggedWrites(client);
-            }
-            finally
-            {
-                for (int s = shards.Length - 1; s >= 0; s--)
-                {
-                    shards[s].Effects = null;
-                    shards[s].ExitInline();
-                }
-            }
-            return client.TakeReplies();
-        }
-        finally
-        {
-            batch.Dispose();
-        }
     }
 }
