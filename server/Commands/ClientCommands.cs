@@ -375,16 +375,8 @@ public static class ClientCommands
                 return;
             }
         }
-        if (!Protocol.NumberFormat.TryParseInt64(c.Arg(2), out long timeout))
-        {
-            c.Error("ERR timeout is not an integer or out of range");
+        if (!TimeoutArgument.TryMilliseconds(ref c, 2, out long timeout))
             return;
-        }
-        if (timeout < 0)
-        {
-            c.Error("ERR timeout is negative");
-            return;
-        }
         long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         // As Redis: 0 pauses until the next check (at once); an end past the clock's range is capped.
         long end = timeout == 0 ? 0 : timeout > long.MaxValue - now ? long.MaxValue : now + timeout;

@@ -218,16 +218,8 @@ public static class ReplicationCommands
             c.Error(Errors.NotInteger);
             return;
         }
-        if (!Protocol.NumberFormat.TryParseInt64(c.Arg(2), out long timeout))
-        {
-            c.Error("ERR timeout is not an integer or out of range");
+        if (!TimeoutArgument.TryMilliseconds(ref c, 2, out long timeout))
             return;
-        }
-        if (timeout < 0)
-        {
-            c.Error("ERR timeout is negative");
-            return;
-        }
         var master = c.Server.ReplicationMaster;
         // Everything this connection wrote is before the offset now (it waits, at worst, for others' writes too).
         long offset = c.Server.Replication.Ids.MasterReplOffset;
