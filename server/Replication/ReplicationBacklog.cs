@@ -115,6 +115,9 @@ public sealed unsafe class ReplicationBacklog : IDisposable
         lock (_lock)
         {
             long before = _ids.MasterReplOffset;
+            // Let go (repl-backlog-ttl) after the writer looked: nothing to keep.
+            if (!_active)
+                return before;
             long added = 0;
             for (int i = 0; i < records.RunCount; i++)
             {
@@ -171,6 +174,18 @@ public sealed unsafe class ReplicationBacklog : IDisposable
             feeds = _feeds;
         }
         Wake(feeds);
+    }
+
+    /// <summary>repl-backlog-ttl ran out with no replica attached: nothing is kept or encoded until one asks again.</summary>
+    public void Deactivate()
+    {
+        lock (_lock)
+        {
+            _active = false;
+            FreeFrom(_head);
+            _head = _tail = null;
+            _streamDatabase = -1;
+        }
     }
 
     /// <summary>A full sync of this server as a replica, or a new history: nothing kept is valid any more.</summary>

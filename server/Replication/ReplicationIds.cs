@@ -92,6 +92,21 @@ public sealed class ReplicationIds
         }
     }
 
+    /// <summary>
+    /// A master that let its backlog go (repl-backlog-ttl): a new history with no previous one, so
+    /// no replica can continue from a stream this server no longer has (Redis's changeReplicationId
+    /// and clearReplicationId2).
+    /// </summary>
+    public void Renew()
+    {
+        lock (_lock)
+        {
+            _replId = NewId();
+            _replId2 = NoId;
+            _secondOffset = -1;
+        }
+    }
+
     /// <summary>40 random lowercase hex characters, as Redis's getRandomHexChars.</summary>
     public static string NewId() => Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(20));
 }

@@ -150,12 +150,16 @@ public sealed class ReplicationMaster : IDisposable
             Backlog.AppendOwn(s_getAck);
     }
 
-    /// <summary>Once a second: a PING into the stream every repl-ping-replica-period, so replicas see their master alive.</summary>
+    /// <summary>
+    /// Once a second: a PING into the stream every repl-ping-replica-period, so replicas see their
+    /// master alive; and a master without replicas for repl-backlog-ttl lets its backlog go.
+    /// </summary>
     private void Tick()
     {
         try
         {
             long now = Environment.TickCount64;
+            ReleaseIdleBacklog(now);
             if (now - _lastPingMs < _server.Config.ReplPingReplicaPeriodSeconds * 1000L)
                 return;
             _lastPingMs = now;
@@ -166,6 +170,26 @@ public sealed class ReplicationMaster : IDisposable
         {
             Log.LogError(ex, "The replication ping failed");
         }
+    }
+
+    private long _noReplicasSinceMs = -1;
+
+    private void ReleaseIdleBacklog(long now)
+    {
+        if (!Propagates || Backlog.Feeds.Length > 0)
+        {
+            _noReplicasSinceMs = -1;
+            return;
+        }
+        if (_noReplicasSinceMs < 0)
+            _noReplicasSinceMs = now;
+        long ttl = _server.Config.ReplBacklogTtlSeconds;
+        if (ttl == 0 || now - _noReplicasSinceMs < ttl * 1000)
+            return;
+        Backlog.Deactivate();
+        _ids.Renew();
+        _noReplicasSinceMs = -1;
+        Log.LogInformation("Replication backlog freed after {Seconds} seconds without connected replicas.", ttl);
     }
 
     public void Dispose()

@@ -138,6 +138,28 @@ public sealed class MasterSideTests
         Assert.Equal(m.Call("DEBUG", "DIGEST").Text, r.Call("DEBUG", "DIGEST").Text);
     }
 
+    /// <summary>repl-backlog-ttl: a master alone for that long lets its backlog go and starts a new history, as Redis does.</summary>
+    [Fact]
+    public void AMasterWithoutReplicasLetsItsBacklogGoAfterTheTtl()
+    {
+        using var master = ServerProcess.Start("--repl-backlog-ttl", "1");
+        using var replica = ServerProcess.Start();
+        using var m = master.Connect();
+        using var r = replica.Connect();
+        Attach(r, master.Port);
+        ReplicaSetup.WaitInSync(m, r);
+        string history = InfoFields.Get(m, "replication", "master_replid");
+        Assert.Equal("1", InfoFields.Get(m, "replication", "repl_backlog_active"));
+        RespAssert.Ok(r.Call("REPLICAOF", "NO", "ONE"));
+        Poll.Until(() => InfoFields.Get(m, "replication", "repl_backlog_active") == "0", "the backlog to be let go", 10_000);
+        Assert.NotEqual(history, InfoFields.Get(m, "replication", "master_replid"));
+        Assert.Equal(new string('0', 40), InfoFields.Get(m, "replication", "master_replid2"));
+        // A replica asking to continue the old history gets a full sync.
+        Attach(r, master.Port);
+        ReplicaSetup.WaitInSync(m, r);
+        Assert.Equal(2, ReplicaSetup.MasterStat(m, "sync_full"));
+    }
+
     [Fact]
     public void WaitAndReplconfAnswerAsRedis()
     {
