@@ -45,7 +45,10 @@ public sealed class DataServer : IDisposable
         Rdb = new Persistence.Snapshots.RdbSaves(this);
         // As Redis's freeMemoryGetNotCountedMemory: the AOF buffer does not count against
         // maxmemory, nor does the rewrite's private copy (the pages Redis's fork would share).
-        Keyspace.Eviction.NotCountedMemory = () => Aof.Enabled ? Aof.BufferMemory + Aof.RewriteMemory : 0;
+        // Nor does the replication stream beyond the backlog's size (what replicas have yet to be
+        // sent), as Redis 7 leaves its replicas' share of the replication buffer out.
+        Keyspace.Eviction.NotCountedMemory = () => (Aof.Enabled ? Aof.BufferMemory + Aof.RewriteMemory : 0)
+            + (ReplicationMaster is { } master ? Math.Max(0, master.Backlog.MemoryBytes - master.Backlog.Size) : 0);
         ApplyEvictionSettings();
         config.EvictionChanged += ApplyEvictionSettings;
         SlowLog.ThresholdMicros = config.SlowLogSlowerThanMicros;

@@ -80,20 +80,11 @@ public sealed unsafe class ReplicationBacklog : IDisposable
         }
     }
 
-    /// <summary>Native bytes the blocks take (MEMORY STATS replication.backlog).</summary>
-    public long MemoryBytes
-    {
-        get
-        {
-            lock (_lock)
-            {
-                long blocks = 0;
-                for (var b = _head; b is not null; b = b.Next)
-                    blocks++;
-                return blocks * BlockBytes;
-            }
-        }
-    }
+    // Blocks held, kept as they come and go: the eviction check reads it on the write path.
+    private long _blocks;
+
+    /// <summary>Native bytes the blocks take (MEMORY STATS replication.backlog); one field read.</summary>
+    public long MemoryBytes => Volatile.Read(ref _blocks) * BlockBytes;
 
     /// <summary>Starts keeping the stream (the first sync request); the database is named again before the next write.</summary>
     public void Activate()
@@ -208,6 +199,7 @@ public sealed unsafe class ReplicationBacklog : IDisposable
             if (_tail is null || _tail.Used == BlockBytes)
             {
                 var block = new Block { Data = TrackedAllocator.Alloc(BlockBytes), Start = after + copied + 1 };
+                Volatile.Write(ref _blocks, _blocks + 1);
                 if (_tail is null)
                     _head = block;
                 else
@@ -233,6 +225,7 @@ public sealed unsafe class ReplicationBacklog : IDisposable
         {
             _head = head.Next;
             TrackedAllocator.Free(head.Data);
+            Volatile.Write(ref _blocks, _blocks - 1);
         }
         // A replica so far behind that it pins more than its hard limit is dropped.
         long limit = ReplicaHardLimit();
@@ -242,10 +235,13 @@ public sealed unsafe class ReplicationBacklog : IDisposable
                     feed.Drop("output buffer limit (client-output-buffer-limit replica)");
     }
 
-    private static void FreeFrom(Block? block)
+    private void FreeFrom(Block? block)
     {
         for (; block is not null; block = block.Next)
+        {
             TrackedAllocator.Free(block.Data);
+            Volatile.Write(ref _blocks, _blocks - 1);
+        }
     }
 
     private static void Wake(ReplicaFeed[] feeds)

@@ -21,8 +21,9 @@ public sealed class MemoryOverview
     public long PeakAllocated { get; private init; }
     public long TotalAllocated { get; private init; }
     public long StartupAllocated { get; private init; }
-    /// <summary>No replication here: always 0, kept for Redis's shape.</summary>
-    public long ReplicationBacklog => 0;
+    /// <summary>The replication stream's blocks (the backlog and what replicas have not been sent).</summary>
+    public long ReplicationBacklog { get; private init; }
+    /// <summary>Replicas' own buffers: their stream is the backlog's blocks, so nothing of their own.</summary>
     public long ClientsReplicas => 0;
     /// <summary>Tracked memory of normal clients: their request arenas.</summary>
     public long ClientsNormal { get; private init; }
@@ -77,7 +78,8 @@ public sealed class MemoryOverview
         long startup = server.StartupAllocatedBytes;
         long clients = server.Clients.Totals().ArenaBytes;
         long aof = server.Aof.Enabled ? server.Aof.BufferMemory : 0;
-        long overhead = startup + clients + aof;
+        long backlog = server.ReplicationMaster.Backlog.MemoryBytes;
+        long overhead = startup + clients + aof + backlog;
 
         var keyspace = server.Keyspace;
         var databases = new List<DatabaseMemory>();
@@ -119,6 +121,7 @@ public sealed class MemoryOverview
             StartupAllocated = startup,
             ClientsNormal = clients,
             AofBuffer = aof,
+            ReplicationBacklog = backlog,
             Databases = databases,
             OverheadTotal = overhead,
             KeysCount = keys,
