@@ -74,12 +74,14 @@ public sealed partial class ClientConnection
         {
             await SendSnapshotAsync(snapshot, _pendingEofMark);
             Feed!.State = ReplicaState.Online;
+            Feed.Sync?.Completed(Feed.SnapshotBytesSent, Feed.SnapshotMilliseconds);
             // Whatever was written since the cut goes out now.
             WakeForStream();
         }
         catch (Exception ex) when (ex is IOException or OperationCanceledException or InvalidOperationException)
         {
             _log.LogWarning("Synchronization with replica {Address} failed: {Error}", Address, ex.Message);
+            Feed?.Sync?.Failed(ex.Message, Feed.SnapshotBytesSent);
             _closing = true;
         }
     }
@@ -166,8 +168,10 @@ public sealed partial class ClientConnection
                     throw new InvalidOperationException(failure);
                 long length = new FileInfo(tempFile!).Length;
                 Reply.WriteRaw(Encoding.ASCII.GetBytes($"${length}\r\n"));
-                await using var file = new FileStream(tempFile!, FileMode.Open, FileAccess.Read, FileShare.Read, 1, FileOptions.SequentialScan);
-                var reader = PipeReader.Create(file);
+                // Read through DiskFile so the bytes are counted (snapshot_read) on the thread that reads them.
+                using var file = Persistence.DiskFile.OpenRead(tempFile!);
+                await using var stream = new Persistence.DiskFileStream(file, Diagnostics.Disk.DiskIoPurpose.SnapshotRead);
+                var reader = PipeReader.Create(stream);
                 Feed!.SnapshotBytesSent = await CopyToReplicaAsync(reader, output);
                 await reader.CompleteAsync();
             }
@@ -245,6 +249,7 @@ public sealed partial class ClientConnection
         if (Feed is { } feed)
         {
             _server.ReplicationMaster.Backlog.Detach(feed);
+            feed.Sync?.Ended(feed.DropReason ?? (Killed ? "killed (CLIENT KILL)" : "connection closed"));
             _log.LogInformation("Connection with replica {Address} lost.", Address);
         }
     }
