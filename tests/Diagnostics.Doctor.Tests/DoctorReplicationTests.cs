@@ -47,4 +47,24 @@ public sealed class DoctorReplicationTests
         Assert.Contains($"Replica {pair.ReplicaKey} fully synced 3 times", loop.Title);
         Assert.Equal(loop.Evidence["cause"], loopOffline.Evidence["cause"]);
     }
+
+    [Fact]
+    public void AReplicaThatStoppedAnsweringIsNamedAsLaggingWithItsACKsStopped()
+    {
+        using var pair = ReplicaPair.Start([]);
+        using var m = pair.Master.Connect();
+        pair.Freeze();
+        Pipeline.RunAll(m, Enumerable.Range(0, 50).Select(i => new[] { "SET", "lag:" + i, new string('x', 1000) }));
+        // Ten seconds until the unacknowledged bytes are old enough, thirty more for it to be sustained.
+        var (lag, offline) = LiveAndOffline.Expect(pair.Master, "replica-lag", what: "the frozen replica, 40 s behind", timeoutMs: 90_000);
+        Assert.Equal(pair.ReplicaKey, lag.Evidence["replica"]);
+        Assert.Equal("yes", lag.Evidence["acks_stopped"]);
+        Assert.Equal("yes", lag.Evidence["ongoing"]);
+        Assert.True(long.Parse(lag.Evidence["lag_bytes_max"]) >= 50_000, lag.Seen);
+        Assert.True(double.Parse(lag.Evidence["lag_seconds_max"], System.Globalization.CultureInfo.InvariantCulture) >= 30, lag.Seen);
+        Assert.Contains("Its ACKs stopped", lag.Seen);
+        Assert.Equal(lag.Evidence["replica"], offline.Evidence["replica"]);
+        pair.Thaw();
+        pair.WaitInSync();
+    }
 }
