@@ -29,7 +29,7 @@ public sealed class ReplicaFeed(long clientId, string address, int listeningPort
     public ReplicaState State { get => _state; internal set => _state = value; }
 
     /// <summary>"ip:port" (the port it listens on): how the diagnostics name it across reconnections.</summary>
-    public string Key => $"{Address}:{ListeningPort}";
+    public string Key { get; } = $"{address}:{listeningPort}";
 
     /// <summary>The last stream byte it had when attached (its snapshot's offset, or where it continued from): its lag's floor before its first ACK.</summary>
     public long AttachOffset { get; internal set; }

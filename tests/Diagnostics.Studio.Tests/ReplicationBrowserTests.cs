@@ -12,7 +12,7 @@ namespace Diagnostics.Server.Tests.Studio;
 public sealed class ReplicationBrowserTests
 {
     [Fact]
-    public void TheMasterPageShowsTheReplicaRowAndItsLagCharts()
+    public async Task TheMasterPageShowsTheReplicaRowAndItsLagChartsLiveAndFromAPackage()
     {
         using var pair = ReplicaPair.Start([]);
         using (var m = pair.Master.Connect())
@@ -41,9 +41,31 @@ public sealed class ReplicationBrowserTests
         browser.GoTo($"http://127.0.0.1:{pair.Replica.HttpPort}/replication");
         browser.WaitForCircuit();
         var link = browser.WaitFor(d => d.FindElement(By.CssSelector(".tiles.link")), "the replica's link");
-        Assert.Contains($"127.0.0.1:{pair.Master.Port}", link.Text);
+        Assert.Equal($"127.0.0.1:{pair.Master.Port}", browser.Driver.FindElement(By.CssSelector(".master-address")).Text);
         Assert.Contains("connected", link.Text);
         browser.Screenshot("replication-replica");
+
+        // The master's debug package, opened offline: the same row and chart from replication.json and history.json.
+        using var dir = new TempDirectory();
+        string zipPath = Path.Combine(dir.Path, "master.zip");
+        using (var api = new ApiClient(pair.Master.HttpPort))
+            await File.WriteAllBytesAsync(zipPath, await api.Http.GetByteArrayAsync("/api/debug/package"));
+        browser.GoTo($"http://127.0.0.1:{pair.Master.HttpPort}/package");
+        browser.WaitForCircuit();
+        browser.Driver.FindElement(By.Id("package-file")).SendKeys(zipPath);
+        browser.WaitFor(d => d.FindElement(By.CssSelector(".source.offline")), "the offline banner");
+        string packagePath = browser.WaitFor(d => System.Text.RegularExpressions.Regex.Match(d.Url, "/package/[0-9a-f]{24}").Value is { Length: > 0 } path ? path : null, "the package's address")!;
+        // Its own address (the navigation's links to it are clicked through in PackageBrowserTests).
+        browser.GoTo($"http://127.0.0.1:{pair.Master.HttpPort}{packagePath}/replication");
+        browser.WaitForCircuit();
+        browser.WaitFor(d => d.FindElement(By.TagName("h1")).Text == "Replication", "the offline Replication page");
+        Assert.NotNull(browser.Driver.FindElement(By.CssSelector(".source.offline")));
+        Assert.Matches("/package/[0-9a-f]{24}/replication$", browser.Driver.Url);
+        var offlineRow = browser.WaitFor(d => d.FindElement(By.CssSelector($"table.replicas tr[data-replica='{pair.ReplicaKey}']")), "the replica's row offline");
+        Assert.Contains("online", offlineRow.Text);
+        var offlineChart = browser.WaitFor(d => d.FindElements(By.CssSelector(".chart")).FirstOrDefault(f => f.Text.Contains("Replica lag (bytes)")), "the offline lag chart")!;
+        browser.WaitFor(_ => offlineChart.FindElement(By.CssSelector(".chart-host canvas")), "the offline lag chart drawn");
+        browser.Screenshot("replication-offline");
         browser.AssertNoConsoleErrors();
     }
 }

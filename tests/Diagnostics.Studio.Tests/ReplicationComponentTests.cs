@@ -1,6 +1,7 @@
 using Bunit;
 using Diagnostics.Contracts;
 using Diagnostics.Studio.Charts;
+using DoctorPage = Diagnostics.Studio.Pages.Doctor;
 using ReplicationPage = Diagnostics.Studio.Pages.Replication;
 
 namespace Diagnostics.Server.Tests.Studio;
@@ -92,13 +93,23 @@ public sealed class ReplicationComponentTests
         using var context = StudioRendering.Context(source);
         var page = context.Render<ReplicationPage>(source);
 
+        Assert.Equal("10.0.0.1:6379", page.Find(".master-address").TextContent);
         var link = page.Find(".tiles.link").TextContent;
-        Assert.Contains("10.0.0.1:6379", link);
         Assert.Contains("connected", link);
         Assert.Contains("100 B", link);
         Assert.Contains("No replica is attached.", page.Markup);
         Assert.Contains("with master", page.Find("table.syncs tbody tr").TextContent);
         Assert.Contains(page.FindComponents<TimeChart>(), c => c.Instance.Title == "Link up");
+    }
+
+    [Fact]
+    public void AFindingsChartOfAReplicasSeriesReadsInItsFamilysUnit()
+    {
+        Assert.Equal(ChartUnit.Seconds, DoctorPage.UnitOf(MetricNames.ReplLagSecondsPrefix + "10.0.0.5:6380"));
+        Assert.Equal(ChartUnit.Bytes, DoctorPage.UnitOf(MetricNames.ReplLagBytesPrefix + "10.0.0.5:6380"));
+        Assert.Equal(ChartUnit.BytesPerSecond, DoctorPage.UnitOf(MetricNames.ReplSentBytesPerSecondPrefix + "10.0.0.5:6380"));
+        Assert.Equal(ChartUnit.Percent, DoctorPage.UnitOf(MetricNames.ReplBacklogFillPercent));
+        Assert.Equal(ChartUnit.OpsPerSecond, DoctorPage.UnitOf(MetricNames.OpsPerSecondGroupPrefix + "string"));
     }
 
     [Fact]
