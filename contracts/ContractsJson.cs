@@ -34,6 +34,7 @@ namespace Diagnostics.Contracts;
 [JsonSerializable(typeof(RuntimeReport))]
 [JsonSerializable(typeof(EnvironmentReport))]
 [JsonSerializable(typeof(DiskIoFigures[]))]
+[JsonSerializable(typeof(ReplicationSnapshot))]
 [JsonSerializable(typeof(MonitorBatch))]
 [JsonSerializable(typeof(MonitorReport))]
 [JsonSerializable(typeof(MonitorAnnouncement))]

@@ -60,6 +60,31 @@ public static class MetricNames
     public const string SlowCommandsPerSecond = "slow_commands_per_sec";
     public const string LargestOutputBufferBytes = "largest_output_buffer_bytes";
 
+    // Replication. A master's figures are present once its backlog is active; a replica's while it is one.
+    /// <summary>Bytes of replication stream written per second (the change of master_repl_offset).</summary>
+    public const string ReplStreamBytesPerSecond = "repl_stream_bytes_per_sec";
+    /// <summary>The backlog's history length as a share of repl-backlog-size.</summary>
+    public const string ReplBacklogFillPercent = "repl_backlog_fill_percent";
+    public const string ReplConnectedReplicas = "repl_connected_replicas";
+    /// <summary>
+    /// Per replica, a family each, named by the replica's "ip:port" after the prefix
+    /// ("repl_lag_bytes.10.0.0.5:6379"). A replica's series appear when it attaches, read 0 while it
+    /// is away, and are forgotten after an hour without it, as every series is.
+    /// </summary>
+    public const string ReplLagBytesPrefix = "repl_lag_bytes.";
+    /// <summary>Per replica: how long the master has had data the replica has not acknowledged (see the sampler's source).</summary>
+    public const string ReplLagSecondsPrefix = "repl_lag_sec.";
+    /// <summary>Per replica: seconds since its last REPLCONF ACK.</summary>
+    public const string ReplAckAgeSecondsPrefix = "repl_ack_age_sec.";
+    /// <summary>Per replica: snapshot and stream bytes sent to it per second.</summary>
+    public const string ReplSentBytesPerSecondPrefix = "repl_sent_bytes_per_sec.";
+    /// <summary>A replica's link to its master: 1 up (connected), 0 otherwise.</summary>
+    public const string ReplLinkUp = "repl_link_up";
+    /// <summary>A replica's stream read but not yet applied (what it can know of its own lag).</summary>
+    public const string ReplLinkLagBytes = "repl_link_lag_bytes";
+    /// <summary>A replica's seconds since its master last sent anything (or since the link went down).</summary>
+    public const string ReplMasterLastIoSeconds = "repl_master_last_io_sec";
+
     // The monitor's figures: the kernel's and the runtime's view, present while a monitor is attached.
     public const string KernelFileWriteBytesPerSecond = "kernel_file_write_bytes_per_sec";
     public const string KernelFileReadBytesPerSecond = "kernel_file_read_bytes_per_sec";

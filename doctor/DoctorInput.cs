@@ -34,6 +34,8 @@ public sealed record DoctorInput
     public RuntimeReport? Runtime { get; init; }
     public EnvironmentReport? Environment { get; init; }
     public IReadOnlyList<DiskIoFigures> DiskIo { get; init; } = [];
+    /// <summary>Role, replicas, backlog and recent syncs; null when the package predates them.</summary>
+    public ReplicationSnapshot? Replication { get; init; }
     /// <summary>What the elevated monitor reported; null when no monitor ever attached (or the package predates it).</summary>
     public MonitorReport? Monitor { get; init; }
     public IReadOnlyDictionary<string, string> Config { get; init; } = new Dictionary<string, string>();

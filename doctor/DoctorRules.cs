@@ -35,6 +35,9 @@ public static class DoctorRules
         new HotKeyRule(),
         new KeyspaceMissRule(),
         new NoPersistenceRule(),
+        new ReplicaLagRule(),
+        new BacklogTooSmallRule(),
+        new SyncLoopRule(),
     ];
 
     public static DoctorReport Examine(DoctorInput input)

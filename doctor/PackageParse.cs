@@ -102,6 +102,7 @@ internal sealed class PackageParse
         Runtime = Read(zip, "runtime.json", ContractsJson.Default.RuntimeReport),
         Environment = Read(zip, "environment.json", ContractsJson.Default.EnvironmentReport),
         DiskIo = Read(zip, "diskio.json", ContractsJson.Default.DiskIoFiguresArray) ?? [],
+        Replication = Read(zip, "replication.json", ContractsJson.Default.ReplicationSnapshot),
         Monitor = Read(zip, "monitor.json", ContractsJson.Default.MonitorReport),
         Config = Read(zip, "config.json", ContractsJson.Default.DictionaryStringString) ?? [],
         InFlight = Read(zip, "inflight.json", ContractsJson.Default.InFlightWorkArray) ?? [],

@@ -71,6 +71,8 @@ public static class HttpApi
             .IncludeInDebugPackage("hotkeys.json");
         api.MapGet("/diskio", () => Json(DiskIoView.Build(), ContractsJson.Default.DiskIoFiguresArray))
             .IncludeInDebugPackage("diskio.json");
+        api.MapGet("/replication", () => Json(ReplicationView.Build(server), ContractsJson.Default.ReplicationSnapshot))
+            .IncludeInDebugPackage("replication.json");
         api.MapGet("/runtime", () => Json(RuntimeView.Build(), ContractsJson.Default.RuntimeReport))
             .IncludeInDebugPackage("runtime.json");
         api.MapGet("/environment", () => Json(EnvironmentView.Build(), ContractsJson.Default.EnvironmentReport))

@@ -85,11 +85,12 @@ public static class ReplicationCommands
         }
         var master = c.Server.ReplicationMaster;
         string replId = c.ArgString(1);
-        long from = master.TryPartial(replId, offset);
+        long from = master.TryPartial(replId, offset, out var request);
         if (from >= 0)
         {
             var feed = connection.NewFeed(fullSync: false);
             master.Backlog.Attach(feed, from);
+            feed.Sync = master.Syncs.Add(new MasterSyncEntry(feed.Key, full: false, request, diskless: false));
             connection.BecomeReplica(feed, snapshot: null, eofMark: false);
             // A replica that knows PSYNC2 learns our current ID (it may have changed since it synced).
             if (connection.ReplicaCapaPsync2)
@@ -100,22 +101,23 @@ public static class ReplicationCommands
                 connection.Address, c.Server.Replication.Ids.MasterReplOffset - from + 1, from);
             return;
         }
-        FullSync(ref c, connection, announce: true);
+        FullSync(ref c, connection, announce: true, request);
     }
 
     /// <summary>SYNC: the old protocol, always a full sync, its snapshot sent with its length and no +FULLRESYNC line.</summary>
     private static void Sync(ref CommandContext c)
     {
         if (CanServeReplica(ref c, out var connection))
-            FullSync(ref c, connection, announce: false);
+            FullSync(ref c, connection, announce: false, c.Server.ReplicationMaster.SyncCommandRequest());
     }
 
-    private static void FullSync(ref CommandContext c, ClientConnection connection, bool announce)
+    private static void FullSync(ref CommandContext c, ClientConnection connection, bool announce, SyncRequest request)
     {
         var master = c.Server.ReplicationMaster;
         var feed = connection.NewFeed(fullSync: true);
         var (snapshot, offset) = master.CutForFullSync(feed);
         bool eof = announce && connection.ReplicaCapaEof && c.Server.Config.ReplDisklessSync;
+        feed.Sync = master.Syncs.Add(new MasterSyncEntry(feed.Key, full: true, request, eof));
         connection.BecomeReplica(feed, snapshot, eof);
         if (announce)
             c.Reply.SimpleString($"FULLRESYNC {c.Server.Replication.Ids.ReplId} {offset}");

@@ -74,6 +74,7 @@ public sealed partial class ClientConnection
         {
             await SendSnapshotAsync(snapshot, _pendingEofMark);
             Feed!.State = ReplicaState.Online;
+            Feed.Sync?.Completed(Feed.SnapshotBytesSent, Feed.SnapshotMilliseconds);
             // Whatever was written since the cut goes out now.
             WakeForStream();
         }
@@ -81,6 +82,7 @@ public sealed partial class ClientConnection
         {
             // The replica went away or the snapshot failed: this connection ends, the server goes on.
             _log.LogWarning("Synchronization with replica {Address} failed: {Error}", Address, ex.Message);
+            Feed?.Sync?.Failed(ex.Message, Feed.SnapshotBytesSent);
             _closing = true;
         }
     }
@@ -187,8 +189,10 @@ public sealed partial class ClientConnection
                     throw new InvalidOperationException(failed);
                 long length = new FileInfo(tempFile!).Length;
                 Reply.WriteRaw(Encoding.ASCII.GetBytes($"${length}\r\n"));
-                await using var file = new FileStream(tempFile!, FileMode.Open, FileAccess.Read, FileShare.Read, 1, FileOptions.SequentialScan);
-                var reader = PipeReader.Create(file);
+                // Read through DiskFile so the bytes are counted (snapshot_read) on the thread that reads them.
+                using var file = Persistence.DiskFile.OpenRead(tempFile!);
+                await using var stream = new Persistence.DiskFileStream(file, Diagnostics.Disk.DiskIoPurpose.SnapshotRead);
+                var reader = PipeReader.Create(stream);
                 Feed!.SnapshotBytesSent = await CopyToReplicaAsync(reader, output);
                 await reader.CompleteAsync();
             }
@@ -262,6 +266,7 @@ public sealed partial class ClientConnection
         if (Feed is { } feed)
         {
             _server.ReplicationMaster.Backlog.Detach(feed);
+            feed.Sync?.Ended(feed.DropReason ?? (Killed ? "killed (CLIENT KILL)" : "connection closed"));
             _log.LogInformation("Connection with replica {Address} lost.", Address);
         }
     }

@@ -28,6 +28,15 @@ public sealed class ReplicaFeed(long clientId, string address, int listeningPort
     private volatile ReplicaState _state = fullSync ? ReplicaState.SendBulk : ReplicaState.Online;
     public ReplicaState State { get => _state; internal set => _state = value; }
 
+    /// <summary>"ip:port" (the port it listens on): how the diagnostics name it across reconnections.</summary>
+    public string Key { get; } = $"{address}:{listeningPort}";
+
+    /// <summary>The last stream byte it had when attached (its snapshot's offset, or where it continued from): its lag's floor before its first ACK.</summary>
+    public long AttachOffset { get; internal set; }
+
+    /// <summary>The record of the sync that attached it, completed by its connection.</summary>
+    internal MasterSyncEntry? Sync { get; set; }
+
     /// <summary>The first stream byte not yet sent (the backlog moves it, under its lock).</summary>
     public long NextOffset { get; internal set; }
 

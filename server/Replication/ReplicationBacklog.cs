@@ -266,6 +266,7 @@ public sealed unsafe class ReplicationBacklog : IDisposable
         lock (_lock)
         {
             feed.NextOffset = offset;
+            feed.AttachOffset = offset - 1;
             _feeds = [.. _feeds, feed];
         }
     }

@@ -1,4 +1,5 @@
 using System.Text;
+using Diagnostics.Contracts;
 using Diagnostics.Server.Persistence;
 using Diagnostics.Server.Persistence.Snapshots;
 using Microsoft.Extensions.Logging;
@@ -50,17 +51,28 @@ public sealed class ReplicationMaster : IDisposable
     public long PartialSyncsOk => Interlocked.Read(ref _partialOk);
     public long PartialSyncsRefused => Interlocked.Read(ref _partialErr);
 
+    /// <summary>The last syncs served to replicas, for the diagnostics.</summary>
+    public MasterSyncLog Syncs { get; } = new();
+
     /// <summary>
     /// Redis's masterTryPartialResynchronization: the replica's history is ours (or the one we
     /// followed before, up to where we left it) and the first byte it lacks is still kept.
-    /// Returns the offset to continue from, or -1 for a full resync ("?" always is one).
+    /// Returns the offset to continue from, or -1 for a full resync ("?" always is one);
+    /// <paramref name="request"/> says why, with the stream and backlog as they were.
     /// </summary>
-    public long TryPartial(string replId, long firstMissing)
+    public long TryPartial(string replId, long firstMissing, out SyncRequest request)
     {
         var ids = _ids.Read();
+        var (firstByte, historyLength) = Backlog.History;
         bool ours = replId == ids.ReplId
             || (replId == ids.ReplId2 && firstMissing <= ids.SecondReplOffset);
-        if (replId != "?" && ours && Backlog.CanServeFrom(firstMissing))
+        bool kept = Backlog.CanServeFrom(firstMissing);
+        var reason = replId == "?" ? FullSyncReason.NewReplica
+            : !ours ? FullSyncReason.IdMismatch
+            : !kept ? FullSyncReason.NotInBacklog
+            : FullSyncReason.None;
+        request = new SyncRequest(replId, replId == "?" ? -1 : firstMissing, reason, ids.MasterReplOffset, firstByte, historyLength, Backlog.Size);
+        if (reason == FullSyncReason.None)
         {
             Interlocked.Increment(ref _partialOk);
             return firstMissing;
@@ -73,6 +85,13 @@ public sealed class ReplicationMaster : IDisposable
                 : $"Requested offset {firstMissing} is not in the backlog");
         }
         return -1;
+    }
+
+    /// <summary>A SYNC (always full): the request as <see cref="TryPartial"/> would have described it.</summary>
+    public SyncRequest SyncCommandRequest()
+    {
+        var (firstByte, historyLength) = Backlog.History;
+        return new SyncRequest("", -1, FullSyncReason.SyncCommand, _ids.MasterReplOffset, firstByte, historyLength, Backlog.Size);
     }
 
     /// <summary>

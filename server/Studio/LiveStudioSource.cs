@@ -47,6 +47,7 @@ public sealed class LiveStudioSource(DataServer server, LiveHistoryFeed feed, IL
     public MemoryReport? Memory() => MemoryView.Build(server);
     public IReadOnlyList<DiskIoFigures> DiskIo() => DiskIoView.Build();
     public RuntimeReport? Runtime() => RuntimeView.Build();
+    public ReplicationSnapshot? Replication() => ReplicationView.Build(server);
     public MonitorReport? Monitor() => server.Monitor.Report();
     public EnvironmentReport? Environment() => EnvironmentView.Build();
     public IReadOnlyDictionary<string, string> Config() => Redaction.Settings(server.Config);

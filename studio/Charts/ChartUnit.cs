@@ -10,4 +10,5 @@ public enum ChartUnit
     Micros,
     Percent,
     MillisPerSecond,
+    Seconds,
 }

@@ -40,6 +40,8 @@ public interface IStudioSource
     MemoryReport? Memory();
     IReadOnlyList<DiskIoFigures> DiskIo();
     RuntimeReport? Runtime();
+    /// <summary>Role, replicas, backlog and recent syncs; null when a package predates them.</summary>
+    ReplicationSnapshot? Replication();
     EnvironmentReport? Environment();
     IReadOnlyDictionary<string, string> Config();
 

@@ -67,6 +67,7 @@ public sealed class PackageSource : IStudioSource
     public MemoryReport? Memory() => _input.Memory;
     public IReadOnlyList<DiskIoFigures> DiskIo() => _input.DiskIo;
     public RuntimeReport? Runtime() => _input.Runtime;
+    public ReplicationSnapshot? Replication() => _input.Replication;
     public MonitorReport? Monitor() => _input.Monitor;
     public EnvironmentReport? Environment() => _input.Environment;
     public IReadOnlyDictionary<string, string> Config() => _input.Config;

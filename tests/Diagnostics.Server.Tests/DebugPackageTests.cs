@@ -44,7 +44,7 @@ public sealed class DebugPackageTests
         [
             "info.json", "info.txt", "history.json", "threads.json", "clients.json", "inflight.json", "commands.json",
             "slowlog.json", "memory.json", "diskio.json", "runtime.json", "environment.json", "config.json", "log.txt", "metrics.txt",
-            "latency.json", "stacks.txt", "doctor.json", "keyspace.json",
+            "latency.json", "stacks.txt", "doctor.json", "keyspace.json", "replication.json",
         ];
         foreach (string name in expected)
             Assert.Contains(manifest.Entries, e => e.Name == name);

@@ -58,6 +58,8 @@ public sealed class FixedStudioSource : IStudioSource, IHistoryFeed
     public MemoryReport? Memory() => MemoryReport;
     public IReadOnlyList<DiskIoFigures> DiskIo() => DiskIoList;
     public RuntimeReport? Runtime() => RuntimeReport;
+    public ReplicationSnapshot? ReplicationReport { get; init; }
+    public ReplicationSnapshot? Replication() => ReplicationReport;
     public MonitorReport? Monitor() => MonitorReport;
     public EnvironmentReport? Environment() => EnvironmentReport;
     public IReadOnlyDictionary<string, string> Config() => ConfigValues;

@@ -60,7 +60,7 @@ public sealed class PackageBrowserTests
             Assert.StartsWith(prefix, link.GetDomAttribute("href"));
 
         // Every page renders the package offline, under the banner, without failing.
-        foreach (string page in (string[])["Threads", "Clients", "Commands", "Memory", "Disk I/O", "Doctor"])
+        foreach (string page in (string[])["Threads", "Clients", "Commands", "Memory", "Disk I/O", "Replication", "Doctor"])
         {
             browser.Driver.FindElement(By.LinkText(page)).Click();
             browser.WaitFor(d => d.FindElement(By.TagName("h1")).Text == page, $"the offline {page} page");

@@ -65,5 +65,5 @@ public static class DiskIo
     }
 
     /// <summary>Purposes that read from the disk; every other one writes (or syncs, opens, cuts).</summary>
-    public static bool IsRead(DiskIoPurpose purpose) => purpose is DiskIoPurpose.RewriteRead or DiskIoPurpose.LoadRead;
+    public static bool IsRead(DiskIoPurpose purpose) => purpose is DiskIoPurpose.RewriteRead or DiskIoPurpose.LoadRead or DiskIoPurpose.SnapshotRead;
 }

@@ -23,4 +23,6 @@ public enum DiskIoPurpose
     Truncate,
     /// <summary>Writing (and syncing) an RDB snapshot: SAVE, BGSAVE, the save schedule, SHUTDOWN, DEBUG RELOAD.</summary>
     SnapshotWrite,
+    /// <summary>Reading a snapshot file back to send it to a replica (a full sync that is not diskless).</summary>
+    SnapshotRead,
 }

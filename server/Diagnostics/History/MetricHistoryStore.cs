@@ -14,6 +14,9 @@ public sealed class MetricHistoryStore
     private readonly Lock _gate = new();
     private readonly long[] _times;
     private readonly Dictionary<string, double[]> _series = new(StringComparer.Ordinal);
+    // Samples in a row each series was not given: a series absent for a whole ring is all zeros and
+    // is dropped, as threads are (per-replica families come and go with their replicas).
+    private readonly Dictionary<string, int> _missed = new(StringComparer.Ordinal);
     private readonly Dictionary<int, ThreadRings> _threads = [];
     private int _next;
     private int _count;
@@ -56,7 +59,7 @@ public sealed class MetricHistoryStore
     /// <summary>
     /// Appends one sample: its time, every figure's value and every thread's figures. A figure not
     /// given this time reads 0 in this slot; a figure seen for the first time reads 0 before it.
-    /// Threads absent for a whole ring's length are forgotten.
+    /// Figures and threads absent for a whole ring's length are forgotten.
     /// </summary>
     public void Append(long unixMs, Dictionary<string, double> figures, Dictionary<int, ThreadSample> threads)
     {
@@ -64,8 +67,29 @@ public sealed class MetricHistoryStore
         {
             int slot = _next;
             _times[slot] = unixMs;
+            List<string>? gone = null;
             foreach (var (name, ring) in _series)
-                ring[slot] = figures.TryGetValue(name, out double value) ? value : 0;
+            {
+                if (figures.TryGetValue(name, out double value))
+                {
+                    ring[slot] = value;
+                    _missed.Remove(name);
+                    continue;
+                }
+                ring[slot] = 0;
+                int missed = _missed.GetValueOrDefault(name) + 1;
+                _missed[name] = missed;
+                if (missed >= Capacity)
+                    (gone ??= []).Add(name);
+            }
+            if (gone is not null)
+            {
+                foreach (string name in gone)
+                {
+                    _series.Remove(name);
+                    _missed.Remove(name);
+                }
+            }
             foreach (var (name, value) in figures)
             {
                 if (_series.ContainsKey(name))

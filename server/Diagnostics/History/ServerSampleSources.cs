@@ -61,6 +61,7 @@ public static class ServerSampleSources
         });
         sampler.AddSource(DiskSource());
         sampler.AddSource(server.Monitor.WriteFigures);
+        sampler.AddSource(new ReplicationSampleSource(server).Write);
     }
 
     /// <summary>Ops/s in all and by command group ("string", "generic"...), summed over every thread's counters.</summary>
@@ -161,7 +162,7 @@ public static class ServerSampleSources
     private static Action<SampleWriter> DiskSource()
     {
         var purposeSeries = new Dictionary<DiskIoPurpose, string>();
-        foreach (var purpose in (DiskIoPurpose[])[DiskIoPurpose.AofWrite, DiskIoPurpose.RewriteRead, DiskIoPurpose.RewriteWrite, DiskIoPurpose.LoadRead, DiskIoPurpose.Manifest, DiskIoPurpose.SnapshotWrite])
+        foreach (var purpose in (DiskIoPurpose[])[DiskIoPurpose.AofWrite, DiskIoPurpose.RewriteRead, DiskIoPurpose.RewriteWrite, DiskIoPurpose.LoadRead, DiskIoPurpose.Manifest, DiskIoPurpose.SnapshotWrite, DiskIoPurpose.SnapshotRead])
             purposeSeries[purpose] = MetricNames.DiskBytesPerSecondPurposePrefix + DiskIoInfo.Name(purpose);
         return writer =>
         {

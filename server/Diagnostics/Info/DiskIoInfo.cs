@@ -42,6 +42,7 @@ public static class DiskIoInfo
         DiskIoPurpose.Close => "close",
         DiskIoPurpose.Truncate => "truncate",
         DiskIoPurpose.SnapshotWrite => "snapshot_write",
+        DiskIoPurpose.SnapshotRead => "snapshot_read",
         _ => purpose.ToString().ToLowerInvariant(),
     };
 

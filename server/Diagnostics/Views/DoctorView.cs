@@ -40,6 +40,7 @@ public static class DoctorView
             Runtime = RuntimeView.Build(),
             Environment = EnvironmentView.Build(),
             DiskIo = DiskIoView.Build(),
+            Replication = ReplicationView.Build(server),
             Monitor = server.Monitor.Report(),
             Config = Redaction.Settings(server.Config),
             InFlight = InFlightView.Build(),

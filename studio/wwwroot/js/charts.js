@@ -14,6 +14,7 @@ const units = {
     micros: v => micros(v),
     percent: v => trim(v, 1) + '%',
     millisPerSecond: v => trim(v, 1) + ' ms/s',
+    seconds: v => trim(v, 1) + ' s',
     count: v => number(v),
 };
 
