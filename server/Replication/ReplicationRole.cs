@@ -79,6 +79,7 @@ public sealed class ReplicationRole : IDisposable
         _link?.Stop();
         if (wasMaster)
             HasCachedMaster = true;
+        _server.Config.FollowMaster(host, port);
         _server.Keyspace.Cron.ReplicaMode = true;
         var link = new MasterLink(_server, this, host, port, Log);
         _link = link;
@@ -87,7 +88,9 @@ public sealed class ReplicationRole : IDisposable
 
     /// <summary>
     /// REPLICAOF NO ONE (caller holds every shard): the link stops, the data stays, a new history
-    /// begins here with the old one valid up to this offset (PSYNC2), and keys expire again.
+    /// begins here with the old one valid up to this offset (PSYNC2), and keys expire again. Our
+    /// own replicas are disconnected, as Redis's replicationUnsetMaster does: they reconnect and
+    /// learn the new history (+CONTINUE with the new ID), continuing from where they were.
     /// </summary>
     public bool UnsetMaster()
     {
@@ -102,6 +105,8 @@ public sealed class ReplicationRole : IDisposable
         Log.LogWarning("Setting secondary replication ID to {ReplId2}, valid up to offset: {Offset}. New replication ID is {ReplId}",
             ids.ReplId2, ids.SecondReplOffset, ids.ReplId);
         _server.Keyspace.Cron.ReplicaMode = false;
+        _server.Config.FollowMaster(null, 0);
+        _server.ReplicationMaster.DisconnectReplicas("the replication ID changed (REPLICAOF NO ONE)");
         return true;
     }
 

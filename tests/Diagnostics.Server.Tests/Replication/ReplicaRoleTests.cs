@@ -81,6 +81,37 @@ public sealed class ReplicaRoleTests
             Assert.Equal(t.Call("CONFIG", "GET", setting).ToString(), r.Call("CONFIG", "GET", setting).ToString());
     }
 
+    [Fact]
+    public void ConfigGetAndRewriteShowTheMasterFollowedNow()
+    {
+        using var master = ReplicaSetup.StartMaster();
+        using var directory = new TempDirectory();
+        string configFile = directory.File("server.conf");
+        File.WriteAllText(configFile, "# ours\nreplicaof 127.0.0.1 1\n");
+        using var ours = ServerProcess.StartWith(configFile);
+        using var theirs = RealRedisServer.Start();
+        using var r = ours.Connect();
+        using var t = theirs.Connect();
+        string port = master.Port.ToString();
+        RespAssert.Ok(t.Call("REPLICAOF", "127.0.0.1", port));
+        RespAssert.Ok(r.Call("REPLICAOF", "127.0.0.1", port));
+        Assert.Equal(t.Call("CONFIG", "GET", "replicaof").ToString(), r.Call("CONFIG", "GET", "replicaof").ToString());
+        Assert.Equal(t.Call("CONFIG", "GET", "slaveof").ToString(), r.Call("CONFIG", "GET", "slaveof").ToString());
+        // The file follows the master (what Sentinel's CONFIG REWRITE after REPLICAOF relies on).
+        RespAssert.Ok(r.Call("CONFIG", "REWRITE"));
+        var lines = File.ReadAllLines(configFile);
+        Assert.Equal("# ours", lines[0]);
+        Assert.Equal($"replicaof 127.0.0.1 {port}", lines[1]);
+        Assert.Single(lines, l => l.Contains("replicaof", StringComparison.OrdinalIgnoreCase));
+
+        // A master has no replicaof line: Redis removes it, so a restart does not follow the old master.
+        RespAssert.Ok(t.Call("REPLICAOF", "NO", "ONE"));
+        RespAssert.Ok(r.Call("REPLICAOF", "NO", "ONE"));
+        Assert.Equal(t.Call("CONFIG", "GET", "replicaof").ToString(), r.Call("CONFIG", "GET", "replicaof").ToString());
+        RespAssert.Ok(r.Call("CONFIG", "REWRITE"));
+        Assert.DoesNotContain(File.ReadAllLines(configFile), l => l.Contains("replicaof", StringComparison.OrdinalIgnoreCase));
+    }
+
     private static string[] InfoLines(RespClient client)
         => client.Call("INFO", "replication").Text!.Split("\r\n", StringSplitOptions.RemoveEmptyEntries).Where(l => !l.StartsWith('#')).ToArray();
 
