@@ -70,6 +70,10 @@ public sealed class ReplicationRole : IDisposable
         var link = _link;
         if (link is not null && string.Equals(link.Host, host, StringComparison.OrdinalIgnoreCase) && link.Port == port)
             return false;
+        // Clients blocked here (BLPOP...) are told and closed, as Redis's disconnectAllBlockedClients:
+        // the keys they wait for are now written by another master's stream.
+        foreach (var client in _server.Clients.Snapshot())
+            client.Blocked?.Interrupt(Engine.BlockOutcome.UnblockedByRoleChange);
         Attach(host, port, wasMaster: link is null);
         return true;
     }

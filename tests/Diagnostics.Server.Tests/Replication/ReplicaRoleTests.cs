@@ -112,6 +112,25 @@ public sealed class ReplicaRoleTests
         Assert.DoesNotContain(File.ReadAllLines(configFile), l => l.Contains("replicaof", StringComparison.OrdinalIgnoreCase));
     }
 
+    [Fact]
+    public void ClientsBlockedOnAMasterThatBecomesAReplicaAreToldAndClosed()
+    {
+        using var master = ReplicaSetup.StartMaster();
+        using var ours = ServerProcess.Start();
+        using var theirs = RealRedisServer.Start();
+        foreach (var (name, port) in new[] { ("this server", ours.Port), ("redis-server", theirs.Port) })
+        {
+            using var admin = new RespClient(port);
+            using var blocked = new RespClient(port);
+            blocked.Send("BLPOP", "list", "0");
+            Poll.Until(() => InfoFields.Get(admin, "clients", "blocked_clients") == "1", $"the BLPOP to block on {name}");
+            RespAssert.Ok(admin.Call("REPLICAOF", "127.0.0.1", master.Port.ToString()));
+            RespAssert.Error("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)", blocked.Read());
+            Assert.True(blocked.IsClosedByServer(), $"{name} closes the unblocked client");
+            RespAssert.Ok(admin.Call("REPLICAOF", "NO", "ONE"));
+        }
+    }
+
     private static string[] InfoLines(RespClient client)
         => client.Call("INFO", "replication").Text!.Split("\r\n", StringSplitOptions.RemoveEmptyEntries).Where(l => !l.StartsWith('#')).ToArray();
 
