@@ -49,6 +49,12 @@ public static class ReplicationCommands
             c.Reply.Ok();
             return;
         }
+        // A replica of ours asking to follow someone: Redis refuses it (it would cut its own feed).
+        if (c.Client is ClientConnection { Feed: not null })
+        {
+            c.Error("ERR Command is not valid when client is a replica.");
+            return;
+        }
         if (!Protocol.NumberFormat.TryParseInt64(c.Arg(2), out long port) || port < 0 || port > 65535)
         {
             c.Error("ERR Invalid master port");

@@ -30,6 +30,12 @@ public sealed class ConfigParameter
 
     public ConfigSecrecy Secrecy { get; init; }
 
+    /// <summary>
+    /// CONFIG REWRITE removes the setting's lines while its value is empty instead of writing an
+    /// empty value (Redis's rewriteConfigMarkAsProcessed for replicaof on a master).
+    /// </summary>
+    public bool RemovedWhenEmpty { get; init; }
+
     /// <summary>A password or key: redacted wherever a command's arguments or the configuration are shown.</summary>
     public bool Secret => Secrecy != ConfigSecrecy.Public;
 

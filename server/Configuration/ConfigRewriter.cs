@@ -69,7 +69,7 @@ public static class ConfigRewriter
                 continue;
             }
             // The first line of a setting carries its current value; later repeats would override it.
-            if (written.Add(parameter.Name))
+            if (written.Add(parameter.Name) && !(parameter.RemovedWhenEmpty && parameter.Get().Length == 0))
                 lines.Add(Format(parameter.Name, parameter.Get()));
         }
 

@@ -24,7 +24,9 @@ public sealed class ServerConfig
         // Replication (this server as a replica): the master's credentials are as sensitive as in Redis.
         Add(new ConfigParameter("masterauth", () => MasterAuth ?? "", v => { MasterAuth = v.Length == 0 ? null : v; return null; }) { Secrecy = ConfigSecrecy.Sensitive });
         Add(new ConfigParameter("masteruser", () => MasterUser ?? "", v => { MasterUser = v.Length == 0 ? null : v; return null; }) { Secrecy = ConfigSecrecy.Sensitive });
-        Add(new ConfigParameter("replicaof", () => ReplicaOfHost is null ? "" : $"{ReplicaOfHost} {ReplicaOfPort}", SetReplicaOf, mutable: false, "slaveof"));
+        // The master followed now (REPLICAOF moves it), as Redis's CONFIG GET and REWRITE show server.masterhost;
+        // on a master CONFIG REWRITE removes the line, so a restart does not follow a master it left.
+        Add(new ConfigParameter("replicaof", () => ReplicaOfHost is null ? "" : $"{ReplicaOfHost} {ReplicaOfPort}", SetReplicaOf, mutable: false, "slaveof") { RemovedWhenEmpty = true });
         YesNo("replica-read-only", () => ReplicaReadOnly, v => ReplicaReadOnly = v, "slave-read-only");
         YesNo("replica-serve-stale-data", () => ReplicaServeStaleData, v => ReplicaServeStaleData = v, "slave-serve-stale-data");
         Memory("repl-backlog-size", () => ReplBacklogSize, v => { ReplBacklogSize = Math.Max(v, 16 * 1024); ReplicationBacklogChanged?.Invoke(); }, 1, long.MaxValue);
@@ -227,9 +229,16 @@ public sealed class ServerConfig
     public string? MasterAuth { get; set; }
     /// <summary>masteruser: the ACL user of <see cref="MasterAuth"/>, or null for AUTH with the password alone.</summary>
     public string? MasterUser { get; set; }
-    /// <summary>replicaof at start: the master to replicate from, or null (a master).</summary>
+    /// <summary>replicaof: the master to replicate from, or null (a master); set at start, then by REPLICAOF (<see cref="FollowMaster"/>).</summary>
     public string? ReplicaOfHost { get; private set; }
     public int ReplicaOfPort { get; private set; }
+
+    /// <summary>REPLICAOF changed the master (null: REPLICAOF NO ONE), so CONFIG GET / REWRITE show where the server replicates from now.</summary>
+    public void FollowMaster(string? host, int port)
+    {
+        ReplicaOfHost = host;
+        ReplicaOfPort = host is null ? 0 : port;
+    }
     /// <summary>replica-read-only: normal clients' writes are refused while this server is a replica.</summary>
     public bool ReplicaReadOnly { get; set; } = true;
     /// <summary>replica-serve-stale-data: commands go on while the master link is down (no: only the stale-allowed ones).</summary>

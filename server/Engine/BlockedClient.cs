@@ -13,6 +13,8 @@ public enum BlockOutcome
     UnblockedWithError,
     /// <summary>The client is going away (CLIENT KILL, closed connection): no reply.</summary>
     Interrupted,
+    /// <summary>REPLICAOF made this master a replica: reply -UNBLOCKED and close, as Redis's disconnectAllBlockedClients.</summary>
+    UnblockedByRoleChange,
 }
 
 /// <summary>Serves a blocked command on the ready key whose entry is given; false when it cannot be served here.</summary>

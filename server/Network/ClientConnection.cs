@@ -428,6 +428,11 @@ public sealed partial class ClientConnection : ClientSession
                     case BlockOutcome.UnblockedWithError:
                         Reply.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
                         break;
+                    case BlockOutcome.UnblockedByRoleChange:
+                        // What it waited for may now only come from a master elsewhere: it should ask there.
+                        Reply.Error("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)");
+                        CloseAfterReply = true;
+                        break;
                     case BlockOutcome.Interrupted:
                         _closing = true;
                         break;

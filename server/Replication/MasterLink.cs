@@ -259,6 +259,8 @@ public sealed class MasterLink : IDisposable
             {
                 _log.LogWarning("Master replication ID changed to {ReplId}", newId);
                 _role.Ids.ContinueAs(newId);
+                // As Redis: our replicas reconnect and learn the new ID from us.
+                _server.ReplicationMaster.DisconnectReplicas("the master's replication ID changed");
             }
             _log.LogInformation("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
             return (false, newId, ids.MasterReplOffset);
@@ -295,6 +297,9 @@ public sealed class MasterLink : IDisposable
         Interlocked.Exchange(ref _transferSize, length);
         Interlocked.Exchange(ref _transferRead, 0);
 
+        // Our own replicas' history ends with the data it replaces: they are disconnected before the
+        // load (Redis's replicationAttachToNewMaster), are refused (NOMASTERLINK) while it runs, then resync.
+        _server.ReplicationMaster.DisconnectReplicas("a full sync with our master replaces the data");
         var stream = new RdbTransferStream(connection, length, TimeoutMs);
         _transfer = stream;
         var loaded = new FullSyncLoader(_server, this, stream, eofMark, _log);

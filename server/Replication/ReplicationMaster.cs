@@ -112,6 +112,17 @@ public sealed class ReplicationMaster : IDisposable
         return (snapshot, offset);
     }
 
+    /// <summary>
+    /// Redis's disconnectSlaves: every replica is dropped, so each one reconnects and asks again
+    /// (PSYNC), learning a changed replication ID or history instead of going on with a stream
+    /// that no longer continues its own.
+    /// </summary>
+    public void DisconnectReplicas(string reason)
+    {
+        foreach (var feed in Backlog.Feeds)
+            feed.Drop(reason);
+    }
+
     /// <summary>A replica's REPLCONF ACK: WAIT callers whose offset is now covered by enough replicas go.</summary>
     public void Acknowledged(ReplicaFeed feed, long offset)
     {

@@ -70,6 +70,10 @@ public sealed class ReplicationRole : IDisposable
         var link = _link;
         if (link is not null && string.Equals(link.Host, host, StringComparison.OrdinalIgnoreCase) && link.Port == port)
             return false;
+        // Clients blocked here (BLPOP...) are told and closed, as Redis's disconnectAllBlockedClients:
+        // the keys they wait for are now written by another master's stream.
+        foreach (var client in _server.Clients.Snapshot())
+            client.Blocked?.Interrupt(Engine.BlockOutcome.UnblockedByRoleChange);
         Attach(host, port, wasMaster: link is null);
         return true;
     }
@@ -79,6 +83,7 @@ public sealed class ReplicationRole : IDisposable
         _link?.Stop();
         if (wasMaster)
             HasCachedMaster = true;
+        _server.Config.FollowMaster(host, port);
         _server.Keyspace.Cron.ReplicaMode = true;
         var link = new MasterLink(_server, this, host, port, Log);
         _link = link;
@@ -87,7 +92,9 @@ public sealed class ReplicationRole : IDisposable
 
     /// <summary>
     /// REPLICAOF NO ONE (caller holds every shard): the link stops, the data stays, a new history
-    /// begins here with the old one valid up to this offset (PSYNC2), and keys expire again.
+    /// begins here with the old one valid up to this offset (PSYNC2), and keys expire again. Our
+    /// own replicas are disconnected, as Redis's replicationUnsetMaster does: they reconnect and
+    /// learn the new history (+CONTINUE with the new ID), continuing from where they were.
     /// </summary>
     public bool UnsetMaster()
     {
@@ -102,6 +109,8 @@ public sealed class ReplicationRole : IDisposable
         Log.LogWarning("Setting secondary replication ID to {ReplId2}, valid up to offset: {Offset}. New replication ID is {ReplId}",
             ids.ReplId2, ids.SecondReplOffset, ids.ReplId);
         _server.Keyspace.Cron.ReplicaMode = false;
+        _server.Config.FollowMaster(null, 0);
+        _server.ReplicationMaster.DisconnectReplicas("the replication ID changed (REPLICAOF NO ONE)");
         return true;
     }
 

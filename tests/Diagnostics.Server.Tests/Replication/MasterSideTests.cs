@@ -161,6 +161,33 @@ public sealed class MasterSideTests
     }
 
     [Fact]
+    public void AReplicaCannotMakeItsMasterFollowSomeoneElse()
+    {
+        using var master = ServerProcess.Start();
+        using var tcp = new System.Net.Sockets.TcpClient();
+        tcp.Connect(System.Net.IPAddress.Loopback, master.Port);
+        var stream = tcp.GetStream();
+        stream.ReadTimeout = 10_000;
+        // On the connection that became a replica (PSYNC), REPLICAOF host port is refused as Redis's
+        // replicaofCommand does; the answer comes after the snapshot, in the stream's bytes.
+        stream.Write(RespClient.EncodeAll(["PSYNC", "?", "-1"], ["REPLICAOF", "127.0.0.1", "1"]));
+        byte[] expected = "-ERR Command is not valid when client is a replica.\r\n"u8.ToArray();
+        var received = new List<byte>();
+        var buffer = new byte[4096];
+        while (received.Count < 1_000_000 && IndexOf(received, expected) < 0)
+        {
+            int n = stream.Read(buffer);
+            Assert.True(n > 0, $"the master closed the connection after: {System.Text.Encoding.Latin1.GetString(received.ToArray())}");
+            received.AddRange(buffer.AsSpan(0, n));
+        }
+        Assert.True(IndexOf(received, expected) >= 0);
+        using var m = master.Connect();
+        Assert.Equal("master", m.Call("ROLE").Array[0].Text);
+    }
+
+    private static int IndexOf(List<byte> bytes, byte[] part) => System.Runtime.InteropServices.CollectionsMarshal.AsSpan(bytes).IndexOf(part);
+
+    [Fact]
     public void WaitAndReplconfAnswerAsRedis()
     {
         using var master = ServerProcess.Start();

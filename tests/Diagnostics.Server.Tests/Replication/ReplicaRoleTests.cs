@@ -81,6 +81,56 @@ public sealed class ReplicaRoleTests
             Assert.Equal(t.Call("CONFIG", "GET", setting).ToString(), r.Call("CONFIG", "GET", setting).ToString());
     }
 
+    [Fact]
+    public void ConfigGetAndRewriteShowTheMasterFollowedNow()
+    {
+        using var master = ReplicaSetup.StartMaster();
+        using var directory = new TempDirectory();
+        string configFile = directory.File("server.conf");
+        File.WriteAllText(configFile, "# ours\nreplicaof 127.0.0.1 1\n");
+        using var ours = ServerProcess.StartWith(configFile);
+        using var theirs = RealRedisServer.Start();
+        using var r = ours.Connect();
+        using var t = theirs.Connect();
+        string port = master.Port.ToString();
+        RespAssert.Ok(t.Call("REPLICAOF", "127.0.0.1", port));
+        RespAssert.Ok(r.Call("REPLICAOF", "127.0.0.1", port));
+        Assert.Equal(t.Call("CONFIG", "GET", "replicaof").ToString(), r.Call("CONFIG", "GET", "replicaof").ToString());
+        Assert.Equal(t.Call("CONFIG", "GET", "slaveof").ToString(), r.Call("CONFIG", "GET", "slaveof").ToString());
+        // The file follows the master (what Sentinel's CONFIG REWRITE after REPLICAOF relies on).
+        RespAssert.Ok(r.Call("CONFIG", "REWRITE"));
+        var lines = File.ReadAllLines(configFile);
+        Assert.Equal("# ours", lines[0]);
+        Assert.Equal($"replicaof 127.0.0.1 {port}", lines[1]);
+        Assert.Single(lines, l => l.Contains("replicaof", StringComparison.OrdinalIgnoreCase));
+
+        // A master has no replicaof line: Redis removes it, so a restart does not follow the old master.
+        RespAssert.Ok(t.Call("REPLICAOF", "NO", "ONE"));
+        RespAssert.Ok(r.Call("REPLICAOF", "NO", "ONE"));
+        Assert.Equal(t.Call("CONFIG", "GET", "replicaof").ToString(), r.Call("CONFIG", "GET", "replicaof").ToString());
+        RespAssert.Ok(r.Call("CONFIG", "REWRITE"));
+        Assert.DoesNotContain(File.ReadAllLines(configFile), l => l.Contains("replicaof", StringComparison.OrdinalIgnoreCase));
+    }
+
+    [Fact]
+    public void ClientsBlockedOnAMasterThatBecomesAReplicaAreToldAndClosed()
+    {
+        using var master = ReplicaSetup.StartMaster();
+        using var ours = ServerProcess.Start();
+        using var theirs = RealRedisServer.Start();
+        foreach (var (name, port) in new[] { ("this server", ours.Port), ("redis-server", theirs.Port) })
+        {
+            using var admin = new RespClient(port);
+            using var blocked = new RespClient(port);
+            blocked.Send("BLPOP", "list", "0");
+            Poll.Until(() => InfoFields.Get(admin, "clients", "blocked_clients") == "1", $"the BLPOP to block on {name}");
+            RespAssert.Ok(admin.Call("REPLICAOF", "127.0.0.1", master.Port.ToString()));
+            RespAssert.Error("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)", blocked.Read());
+            Assert.True(blocked.IsClosedByServer(), $"{name} closes the unblocked client");
+            RespAssert.Ok(admin.Call("REPLICAOF", "NO", "ONE"));
+        }
+    }
+
     private static string[] InfoLines(RespClient client)
         => client.Call("INFO", "replication").Text!.Split("\r\n", StringSplitOptions.RemoveEmptyEntries).Where(l => !l.StartsWith('#')).ToArray();
 
