@@ -26,7 +26,7 @@ public sealed class ServerConfig
         Add(new ConfigParameter("masteruser", () => MasterUser ?? "", v => { MasterUser = v.Length == 0 ? null : v; return null; }) { Secrecy = ConfigSecrecy.Sensitive });
         // The master followed now (REPLICAOF moves it), as Redis's CONFIG GET and REWRITE show server.masterhost;
         // on a master CONFIG REWRITE removes the line, so a restart does not follow a master it left.
-        Add(new ConfigParameter("replicaof", () => ReplicaOfHost is null ? "" : $"{ReplicaOfHost} {ReplicaOfPort}", SetReplicaOf, mutable: false, "slaveof") { RemovedWhenEmpty = true });
+        Add(new ConfigParameter("replicaof", () => ReplicaOf is { } m ? $"{m.Host} {m.Port}" : "", SetReplicaOf, mutable: false, "slaveof") { RemovedWhenEmpty = true });
         YesNo("replica-read-only", () => ReplicaReadOnly, v => ReplicaReadOnly = v, "slave-read-only");
         YesNo("replica-serve-stale-data", () => ReplicaServeStaleData, v => ReplicaServeStaleData = v, "slave-serve-stale-data");
         Memory("repl-backlog-size", () => ReplBacklogSize, v => { ReplBacklogSize = Math.Max(v, 16 * 1024); ReplicationBacklogChanged?.Invoke(); }, 1, long.MaxValue);
@@ -230,15 +230,11 @@ public sealed class ServerConfig
     /// <summary>masteruser: the ACL user of <see cref="MasterAuth"/>, or null for AUTH with the password alone.</summary>
     public string? MasterUser { get; set; }
     /// <summary>replicaof: the master to replicate from, or null (a master); set at start, then by REPLICAOF (<see cref="FollowMaster"/>).</summary>
-    public string? ReplicaOfHost { get; private set; }
-    public int ReplicaOfPort { get; private set; }
+    /// <remarks>One reference, so CONFIG GET on another thread never sees one master's host with another's port.</remarks>
+    public MasterAddress? ReplicaOf { get; private set; }
 
     /// <summary>REPLICAOF changed the master (null: REPLICAOF NO ONE), so CONFIG GET / REWRITE show where the server replicates from now.</summary>
-    public void FollowMaster(string? host, int port)
-    {
-        ReplicaOfHost = host;
-        ReplicaOfPort = host is null ? 0 : port;
-    }
+    public void FollowMaster(string? host, int port) => ReplicaOf = host is null ? null : new MasterAddress(host, port);
     /// <summary>replica-read-only: normal clients' writes are refused while this server is a replica.</summary>
     public bool ReplicaReadOnly { get; set; } = true;
     /// <summary>replica-serve-stale-data: commands go on while the master link is down (no: only the stale-allowed ones).</summary>
@@ -492,20 +488,19 @@ public sealed class ServerConfig
         string[] words = value.Split(' ', StringSplitOptions.RemoveEmptyEntries);
         if (words.Length == 0)
         {
-            ReplicaOfHost = null;
+            ReplicaOf = null;
             return null;
         }
         if (words.Length != 2)
             return "wrong number of arguments";
         if (words[0].Equals("no", StringComparison.OrdinalIgnoreCase) && words[1].Equals("one", StringComparison.OrdinalIgnoreCase))
         {
-            ReplicaOfHost = null;
+            ReplicaOf = null;
             return null;
         }
         if (!int.TryParse(words[1], NumberStyles.None, CultureInfo.InvariantCulture, out int port) || port > 65535)
             return "Invalid master port";
-        ReplicaOfHost = words[0];
-        ReplicaOfPort = port;
+        ReplicaOf = new MasterAddress(words[0], port);
         return null;
     }
 

@@ -56,8 +56,8 @@ public sealed class ReplicationRole : IDisposable
     /// <summary>The replicaof setting, once the server listens (its port goes in the handshake).</summary>
     public void Start()
     {
-        if (_server.Config.ReplicaOfHost is { } host)
-            Attach(host, _server.Config.ReplicaOfPort, wasMaster: false);
+        if (_server.Config.ReplicaOf is { } master)
+            Attach(master.Host, master.Port, wasMaster: false);
     }
 
     /// <summary>
