@@ -29,8 +29,8 @@ public sealed class DoctorReplicationTests
         using (var m2 = pair.Master.Connect())
             Assert.Equal(3, InfoFields.GetInt64(m2, "stats", "sync_full"));
 
-        var (backlog, backlogOffline) = LiveAndOffline.Expect(pair.Master, "repl-backlog-too-small", f => f.Evidence["resyncs"] == "2",
-            what: "two full resyncs out of the backlog");
+        var (backlog, backlogOffline) = pair.Expect(() => LiveAndOffline.Expect(pair.Master, "repl-backlog-too-small", f => f.Evidence["resyncs"] == "2",
+            what: "two full resyncs out of the backlog"));
         Assert.Equal(pair.ReplicaKey, backlog.Evidence["replicas"]);
         long missed = long.Parse(backlog.Evidence["missed_bytes_max"]);
         Assert.InRange(missed, 100_000, 200_000);
@@ -40,7 +40,7 @@ public sealed class DoctorReplicationTests
         Assert.Contains(" away: it asked for offset ", backlog.Seen);
         Assert.Equal(backlog.Evidence["missed_bytes_max"], backlogOffline.Evidence["missed_bytes_max"]);
 
-        var (loop, loopOffline) = LiveAndOffline.Expect(pair.Master, "repl-sync-loop", what: "three full syncs of one replica");
+        var (loop, loopOffline) = pair.Expect(() => LiveAndOffline.Expect(pair.Master, "repl-sync-loop", what: "three full syncs of one replica"));
         Assert.Equal(pair.ReplicaKey, loop.Evidence["peer"]);
         Assert.Equal("3", loop.Evidence["full_syncs"]);
         Assert.Equal("backlog-too-small", loop.Evidence["cause"]);
@@ -56,7 +56,7 @@ public sealed class DoctorReplicationTests
         pair.Freeze();
         Pipeline.RunAll(m, Enumerable.Range(0, 50).Select(i => new[] { "SET", "lag:" + i, new string('x', 1000) }));
         // Ten seconds until the unacknowledged bytes are old enough, thirty more for it to be sustained.
-        var (lag, offline) = LiveAndOffline.Expect(pair.Master, "replica-lag", what: "the frozen replica, 40 s behind", timeoutMs: 90_000);
+        var (lag, offline) = pair.Expect(() => LiveAndOffline.Expect(pair.Master, "replica-lag", what: "the frozen replica, 40 s behind", timeoutMs: 90_000));
         Assert.Equal(pair.ReplicaKey, lag.Evidence["replica"]);
         Assert.Equal("yes", lag.Evidence["acks_stopped"]);
         Assert.Equal("yes", lag.Evidence["ongoing"]);

@@ -43,6 +43,7 @@ public sealed partial class HttpAccessTests
         // The server's own list of its routes, so a route added later is covered without editing this test.
         var routes = keyed.GetText("/api/endpoints").Split('\n', StringSplitOptions.RemoveEmptyEntries);
         Assert.Contains("GET /api/slowlog Operator", routes);
+        Assert.Contains("GET /api/replication Operator", routes);
         Assert.Contains($"POST {MonitorAnnouncement.IngestPath} MonitorToken", routes);
         Assert.Contains("GET /metrics Operator", routes);
         int tried = 0;

@@ -59,6 +59,23 @@ public sealed class ReplicaPair : IDisposable
         }, () => "the replica caught up with its master: " + state, timeoutMs);
     }
 
+    /// <summary>
+    /// Runs <paramref name="step"/>; when it fails and either server has exited, the failure says
+    /// which and carries what it printed (a refused connection alone does not tell a crash).
+    /// </summary>
+    public T Expect<T>(Func<T> step)
+    {
+        try
+        {
+            return step();
+        }
+        catch (Exception ex) when (Master.HasExited || Replica.HasExited)
+        {
+            var gone = Master.HasExited ? Master : Replica;
+            throw new Xunit.Sdk.XunitException($"the {(gone == Master ? "master" : "replica")} exited: {ex.Message}\n{gone.Output}");
+        }
+    }
+
     /// <summary>Stops the replica's process (SIGSTOP): its connection stays open and nothing answers on it.</summary>
     public void Freeze()
     {

@@ -60,6 +60,11 @@ public sealed class ServerMeters : IDisposable
         _meter.CreateObservableGauge("redis.aof.enabled", () => server.Aof.Enabled ? 1 : 0, description: "1 while the append-only file is on");
         _meter.CreateObservableGauge("redis.aof.buffer", () => server.Aof.BufferMemory, unit: "By", description: "AOF bytes not yet written");
 
+        _meter.CreateObservableGauge("redis.replication.offset", () => server.Replication.Ids.MasterReplOffset, unit: "By", description: "Bytes of replication stream this server has (master_repl_offset)");
+        _meter.CreateObservableGauge("redis.replication.backlog.history", () => server.ReplicationMaster.Backlog.History.HistoryLength, unit: "By", description: "Stream kept for partial resyncs (repl_backlog_histlen)");
+        _meter.CreateObservableGauge("redis.replication.replica.lag", () => Replicas(server, ackAge: false), unit: "By", description: "Stream not acknowledged, by replica (ip:port)");
+        _meter.CreateObservableGauge("redis.replication.replica.ack_age", () => Replicas(server, ackAge: true), unit: "s", description: "Seconds since the last ACK, by replica (ip:port)");
+
         _meter.CreateObservableGauge("diagnostics.thread.tracked_memory", ThreadMemory, unit: "By", description: "Tracked native memory by allocating thread");
         _meter.CreateObservableCounter("diagnostics.thread.net", ThreadNetwork, unit: "By", description: "Client bytes by thread and direction");
         _meter.CreateObservableCounter("diagnostics.disk.io", () => DiskFigures(bytes: true), unit: "By", description: "Disk bytes by purpose (aof_write, aof_fsync...)");
@@ -67,6 +72,17 @@ public sealed class ServerMeters : IDisposable
         _meter.CreateObservableCounter("diagnostics.disk.errors", DiskErrors, description: "Failed disk operations by purpose");
         _meter.CreateObservableGauge("diagnostics.sampler.duration", () => server.Sampler.LastSampleMicros / 1e6, unit: "s", description: "Time the last 1 Hz sample took");
         _meter.CreateObservableGauge("diagnostics.history.size", () => server.Sampler.History.ApproximateBytes, unit: "By", description: "Managed memory held by the metric history");
+    }
+
+    private static IEnumerable<Measurement<double>> Replicas(DataServer server, bool ackAge)
+    {
+        long offset = server.Replication.Ids.MasterReplOffset;
+        long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        foreach (var feed in server.ReplicationMaster.Backlog.Feeds)
+        {
+            double value = ackAge ? Math.Max(0, now - feed.AckUnixMs) / 1000.0 : Math.Max(0, offset - Math.Max(feed.AckOffset, feed.AttachOffset));
+            yield return new Measurement<double>(value, new KeyValuePair<string, object?>("replica", feed.Key));
+        }
     }
 
     private static IEnumerable<Measurement<long>> PerCommand(DataServer server, bool calls)

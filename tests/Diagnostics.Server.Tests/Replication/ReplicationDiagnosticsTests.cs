@@ -91,6 +91,10 @@ public sealed class ReplicationDiagnosticsTests
         Poll.Until(() => replicaApi.Get("/api/history?seconds=60", ContractsJson.Default.MetricHistory).Series.GetValueOrDefault(MetricNames.ReplLinkUp) is { Length: > 0 } up && up[^1] == 1,
             "the replica's history shows its link up");
 
+        // The meters (Prometheus, dotnet-counters) name the replica too.
+        string metrics = masterApi.GetText("/metrics");
+        Assert.Contains(metrics.Split('\n'), l => l.StartsWith("redis_replication_replica_lag", StringComparison.Ordinal) && l.Contains($"replica=\"{key}\""));
+
         // The debug package holds the same view.
         byte[] package = await masterApi.Http.GetByteArrayAsync("/api/debug/package");
         using var zip = new ZipArchive(new MemoryStream(package), ZipArchiveMode.Read);
