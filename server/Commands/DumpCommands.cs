@@ -32,18 +32,20 @@ public static unsafe class DumpCommands
     /// <summary>The key's payload, or a null reply when it does not exist (the lookup touches it, as Redis's does).</summary>
     private static void Dump(ref CommandContext c)
     {
-        Entry* e = c.Read(c.Arg(1), out _);
+        Entry* e = c.Read(c.Arg(1), out var database);
         if (e == null)
         {
             c.Reply.Null();
             return;
         }
+        // The key's shard keeps the writer (held now, so no one else touches it).
+        var shard = database.Shard!;
         var options = RdbWriteOptions.From(c.Server.Config);
-        var writer = t_writer;
+        var writer = shard.DumpWriter;
         if (writer is null || writer.Options != options)
         {
             writer?.Dispose();
-            t_writer = writer = new RdbWriter(options);
+            shard.DumpWriter = writer = new RdbWriter(options);
         }
         DumpPayload.Write(writer, e);
         c.Reply.Bulk(writer.Written);
@@ -52,14 +54,10 @@ public static unsafe class DumpCommands
         if (writer.CapacityBytes > RetainedBytes)
         {
             writer.Dispose();
-            t_writer = null;
+            shard.DumpWriter = null;
         }
     }
 
-    // Each thread that runs DUMP keeps its writer: its buffer and LZF table (256 KB, which Redis
-    // keeps on its stack) are not allocated and cleared again for every key.
-    [ThreadStatic]
-    private static RdbWriter? t_writer;
     private const int RetainedBytes = 64 * 1024;
 
     /// <summary>

@@ -27,6 +27,9 @@ public sealed unsafe class Database : IDisposable
         _watchRegistrations = watchRegistrations ?? new WatchRegistrations();
     }
 
+    /// <summary>The shard this database is part of (null for a detached one).</summary>
+    internal Shard? Shard => _shard;
+
     /// <summary>The effects scope of whoever holds this database's shard (null: nothing is reported).</summary>
     public CommandEffects? Effects => _shard?.Effects;
 

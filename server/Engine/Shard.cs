@@ -70,6 +70,12 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
     /// <summary>The keys tracking clients read from this shard (null until one does); only the holder touches it.</summary>
     internal Tracking.TrackedKeys? TrackedKeys { get; set; }
     internal ShardCron Cron => _cron;
+    /// <summary>
+    /// DUMP's serializer, kept between calls so its buffer and LZF table (256 KB, which Redis keeps
+    /// on its stack) are not allocated and cleared for every key; used only by whoever holds the shard.
+    /// </summary>
+    internal Persistence.RdbWriter? DumpWriter { get; set; }
+
     /// <summary>Randomness for sampling (expiry, RANDOMKEY, LFU); used only by whoever holds the shard.</summary>
     public Random Random { get; }
 
@@ -292,6 +298,7 @@ public sealed class Shard : IThreadPoolWorkItem, IDisposable
         _thread?.Join();
         foreach (var db in Databases)
             db.Dispose();
+        DumpWriter?.Dispose();
         TrackedKeys?.Dispose();
         (CronLog as IDisposable)?.Dispose();
     }
