@@ -5,7 +5,7 @@ namespace Diagnostics.Fuzz.Harness;
 /// <summary>Every target, by the name fuzz.sh passes on the command line.</summary>
 public static class FuzzTargets
 {
-    public static IReadOnlyList<string> Names { get; } = ["resp", "aof", "rdb", "config", "package", "announcement", "function-dump", "hll"];
+    public static IReadOnlyList<string> Names { get; } = ["resp", "aof", "rdb", "config", "package", "announcement", "function-dump", "hll", "restore"];
 
     /// <summary>Creates the target on demand: the aof target starts a server's worth of state.</summary>
     public static IFuzzTarget? Create(string name) => name switch
@@ -17,6 +17,7 @@ public static class FuzzTargets
         "package" => new PackageTarget(),
         "function-dump" => new FunctionDumpTarget(),
         "hll" => new HyperLogLogTarget(),
+        "restore" => new RestorePayloadTarget(),
         "announcement" when OperatingSystem.IsLinux() => new AnnouncementTarget(),
         _ => null,
     };
