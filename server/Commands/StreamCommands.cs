@@ -1,4 +1,5 @@
 using Diagnostics.Server.DataTypes;
+using Diagnostics.Server.DataTypes.Packed;
 using Diagnostics.Server.DataTypes.Streams;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Protocol;

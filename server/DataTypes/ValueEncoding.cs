@@ -1,3 +1,4 @@
+using Diagnostics.Server.DataTypes.Packed;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Protocol;
 using ValueType = Diagnostics.Server.Engine.ValueType;
@@ -7,14 +8,20 @@ namespace Diagnostics.Server.DataTypes;
 /// <summary>
 /// OBJECT ENCODING and DEBUG OBJECT's names for how a value is held. Strings follow Redis: "int"
 /// when the bytes read as a 64-bit integer in at most 20 bytes, "embstr" up to 44 bytes, else
-/// "raw". The other types name the Redis encoding closest to the structure really used: a hash
-/// table for hashes and sets ("hashtable"), a skip list with a member index for sorted sets
-/// ("skiplist"), a ring of elements for lists ("quicklist"). There are no compact small-value
-/// encodings (listpack, intset): every value of a type has one representation.
+/// "raw". A small hash, set or sorted set held packed answers "listpack" or "intset" (its
+/// <see cref="Entry.Form"/>); a big one names its structure: "hashtable" for hashes and sets,
+/// "skiplist" for sorted sets; lists answer "quicklist" as Redis 7.0's always do.
 /// </summary>
 public static unsafe class ValueEncoding
 {
-    public static ReadOnlySpan<byte> Of(Entry* e) => e->Type switch
+    public static ReadOnlySpan<byte> Of(Entry* e) => e->Form switch
+    {
+        ValueForm.Listpack => "listpack"u8,
+        ValueForm.Intset => "intset"u8,
+        _ => OfStructure(e),
+    };
+
+    private static ReadOnlySpan<byte> OfStructure(Entry* e) => e->Type switch
     {
         ValueType.String when IsInteger(e, out _) => "int"u8,
         ValueType.String when e->ValueLength <= 44 => "embstr"u8,
@@ -85,7 +92,7 @@ public static unsafe class ValueEncoding
     {
         long total = LengthPrefix(stream->NodeCount);
         for (int i = 0; i < stream->NodeCount; i++)
-            total += Prefixed(16) + Prefixed(Streams.NativeListpack.Bytes(stream->Node(i)->Listpack));
+            total += Prefixed(16) + Prefixed(NativeListpack.Bytes(stream->Node(i)->Listpack));
         // length, last ID (2), first ID (2), max deleted ID (2), entries added, group count
         total += LengthPrefix(stream->Length) + 6 * 9 + LengthPrefix(stream->EntriesAdded);
         total += LengthPrefix(stream->Groups == null ? 0 : stream->Groups->Count);

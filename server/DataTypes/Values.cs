@@ -1,4 +1,6 @@
+using Diagnostics.Server.DataTypes.Packed;
 using Diagnostics.Server.Engine;
+using Diagnostics.Server.Memory;
 using ValueType = Diagnostics.Server.Engine.ValueType;
 
 namespace Diagnostics.Server.DataTypes;
@@ -15,6 +17,16 @@ public static unsafe class Values
     public static ListValue* List(Entry* e) => *(ListValue**)Entry.ValuePointer(e);
     public static SortedSetValue* SortedSet(Entry* e) => *(SortedSetValue**)Entry.ValuePointer(e);
     public static Streams.StreamValue* Stream(Entry* e) => *(Streams.StreamValue**)Entry.ValuePointer(e);
+
+    /// <summary>The packed block (listpack or intset) of an entry whose <see cref="Entry.Form"/> is not <see cref="ValueForm.Structure"/>.</summary>
+    public static byte* Packed(Entry* e) => *(byte**)Entry.ValuePointer(e);
+
+    /// <summary>Points the entry at a new value block of <paramref name="form"/> (a conversion, or a packed block that moved).</summary>
+    public static void Repoint(Entry* e, ValueForm form, void* structure)
+    {
+        *(void**)Entry.ValuePointer(e) = structure;
+        e->Form = form;
+    }
 
     /// <summary>A detached entry for <paramref name="key"/> holding a new, empty value of <paramref name="type"/>.</summary>
     public static Entry* NewEntry(ReadOnlySpan<byte> key, uint hash, ValueType type)
@@ -41,6 +53,11 @@ public static unsafe class Values
     /// <summary>Frees the structure a non-string entry points to (not the entry's own block).</summary>
     public static void FreeStructure(Entry* e)
     {
+        if (e->Form != ValueForm.Structure)
+        {
+            TrackedAllocator.Free(Packed(e));
+            return;
+        }
         switch (e->Type)
         {
             case ValueType.Hash:
@@ -60,7 +77,7 @@ public static unsafe class Values
     }
 
     /// <summary>Bytes held by the value's structure outside the entry block (0 for strings).</summary>
-    public static long StructureBytes(Entry* e) => e->Type switch
+    public static long StructureBytes(Entry* e) => e->Form != ValueForm.Structure ? TrackedAllocator.ChargedSize(Packed(e)) : e->Type switch
     {
         ValueType.Hash or ValueType.Set => Hash(e)->Bytes,
         ValueType.List => List(e)->Bytes,
@@ -70,7 +87,13 @@ public static unsafe class Values
     };
 
     /// <summary>Elements in the value: fields, members, list elements, stream entries; 1 for a string.</summary>
-    public static long Length(Entry* e) => e->Type switch
+    public static long Length(Entry* e) => e->Form switch
+    {
+        ValueForm.Listpack => NativeListpack.Count(Packed(e)) / (e->Type is ValueType.Hash or ValueType.SortedSet ? 2 : 1),
+        _ => StructureLength(e),
+    };
+
+    private static long StructureLength(Entry* e) => e->Type switch
     {
         ValueType.Hash or ValueType.Set => Hash(e)->Count,
         ValueType.List => List(e)->Count,
@@ -82,6 +105,15 @@ public static unsafe class Values
     /// <summary>Points a copied entry block (COPY) at an independent copy of the source's structure.</summary>
     public static void CopyStructure(Entry* source, Entry* copy)
     {
+        if (source->Form != ValueForm.Structure)
+        {
+            byte* block = Packed(source);
+            int size = (int)TrackedAllocator.UsableSize(block);
+            byte* duplicate = TrackedAllocator.Alloc((nuint)size);
+            Buffer.MemoryCopy(block, duplicate, size, size);
+            Repoint(copy, source->Form, duplicate);
+            return;
+        }
         void* structure;
         switch (source->Type)
         {

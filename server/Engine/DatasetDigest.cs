@@ -1,6 +1,7 @@
 using System.Buffers.Text;
 using System.Security.Cryptography;
 using Diagnostics.Server.DataTypes;
+using Diagnostics.Server.DataTypes.Packed;
 using Diagnostics.Server.DataTypes.Streams;
 using Diagnostics.Server.Protocol;
 

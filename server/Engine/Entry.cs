@@ -15,6 +15,21 @@ public enum ValueType : byte
 }
 
 /// <summary>
+/// How a non-string value is held, as Redis's OBJ_ENCODING_* says it: its big structure (hash
+/// table, skip list, quicklist, stream), or a packed block for a small value (a listpack, an
+/// intset), converted to the big one exactly when Redis converts. Stored in the entry.
+/// </summary>
+public enum ValueForm : byte
+{
+    /// <summary>The type's big structure (or a string's bytes).</summary>
+    Structure = 0,
+    /// <summary>A <see cref="DataTypes.Packed.NativeListpack"/>: small hashes, sets and sorted sets.</summary>
+    Listpack = 1,
+    /// <summary>An integer set: small sets of integers.</summary>
+    Intset = 2,
+}
+
+/// <summary>
 /// One key and its value in a single native block: this header, then the key bytes, then the
 /// value bytes (for strings) or a pointer to the value's own structure (other types).
 /// One block per key keeps lookups to one cache miss after the bucket and costs one allocation.
@@ -36,7 +51,8 @@ public unsafe struct Entry
     /// <summary>LRU clock in seconds at the last access (OBJECT IDLETIME, LRU eviction).</summary>
     public uint AccessClock;
     public ValueType Type;
-    public byte Reserved;
+    /// <summary>How the value is held (its structure or a packed form); the value pointer's meaning depends on it.</summary>
+    public ValueForm Form;
     /// <summary>Logarithmic access counter (OBJECT FREQ, LFU eviction).</summary>
     public byte Frequency;
     public byte Flags;

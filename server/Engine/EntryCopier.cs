@@ -44,7 +44,7 @@ public static unsafe class EntryCopier
         fresh->AccessClock = entry->AccessClock;
         fresh->Frequency = entry->Frequency;
         fresh->Flags = entry->Flags;
-        fresh->Reserved = entry->Reserved;
+        fresh->Form = entry->Form;
         return fresh;
     }
 }

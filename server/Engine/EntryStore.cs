@@ -27,7 +27,7 @@ public static unsafe class EntryStore
         e->VolatileIndex = -1;
         e->AccessClock = LruClock.Now;
         e->Type = type;
-        e->Reserved = 0;
+        e->Form = ValueForm.Structure;
         e->Frequency = LfuCounter.InitialValue;
         e->Flags = 0;
         key.CopyTo(new Span<byte>((byte*)e + Entry.HeaderSize, key.Length));

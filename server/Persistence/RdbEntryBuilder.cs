@@ -1,5 +1,6 @@
 using System.Text;
 using Diagnostics.Server.DataTypes;
+using Diagnostics.Server.DataTypes.Packed;
 using Diagnostics.Server.DataTypes.Streams;
 using Diagnostics.Server.Engine;
 using ValueType = Diagnostics.Server.Engine.ValueType;

@@ -1,5 +1,6 @@
 using System.Buffers.Binary;
 using Diagnostics.Server.DataTypes;
+using Diagnostics.Server.DataTypes.Packed;
 using Diagnostics.Server.DataTypes.Streams;
 using Diagnostics.Server.Protocol;
 

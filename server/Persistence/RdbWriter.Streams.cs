@@ -1,3 +1,4 @@
+using Diagnostics.Server.DataTypes.Packed;
 using Diagnostics.Server.DataTypes.Streams;
 
 namespace Diagnostics.Server.Persistence;

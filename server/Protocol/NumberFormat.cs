@@ -51,6 +51,22 @@ public static class NumberFormat
     }
 
     /// <summary>Parses a double as Redis does for scores and INCRBYFLOAT: no spaces, inf/-inf allowed, NaN refused.</summary>
+    /// <summary>Characters <paramref name="value"/> takes as decimal text, the minus sign included.</summary>
+    public static int DigitCount(long value)
+    {
+        if (value == long.MinValue)
+            return 20;
+        int sign = value < 0 ? 1 : 0;
+        ulong magnitude = (ulong)Math.Abs(value);
+        int digits = 1;
+        while (magnitude >= 10)
+        {
+            magnitude /= 10;
+            digits++;
+        }
+        return sign + digits;
+    }
+
     public static bool TryParseDouble(ReadOnlySpan<byte> text, out double value)
     {
         value = 0;

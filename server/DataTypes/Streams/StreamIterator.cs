@@ -1,3 +1,5 @@
+using Diagnostics.Server.DataTypes.Packed;
+
 namespace Diagnostics.Server.DataTypes.Streams;
 
 /// <summary>

@@ -1,4 +1,5 @@
 using System.Runtime.InteropServices;
+using Diagnostics.Server.DataTypes.Packed;
 using Diagnostics.Server.Memory;
 using Diagnostics.Server.Protocol;
 

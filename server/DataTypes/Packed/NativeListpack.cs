@@ -2,7 +2,7 @@ using System.Buffers.Binary;
 using Diagnostics.Server.Memory;
 using Diagnostics.Server.Protocol;
 
-namespace Diagnostics.Server.DataTypes.Streams;
+namespace Diagnostics.Server.DataTypes.Packed;
 
 /// <summary>
 /// A listpack in tracked native memory, byte for byte Redis's encoding: a 6-byte header (total
@@ -336,6 +336,155 @@ public static unsafe class NativeListpack
         return (int)(p - lp) - length;
     }
 
+    // ---- editing (small hashes, sets, sorted sets and list nodes) -------------------------------
+    // Unlike the stream's appends, these resize the block to what it needs: a packed value is
+    // small and mostly stays its size, so spare room would be memory held per key for nothing.
+
+    /// <summary>Elements in the listpack: the header's count, or a walk when it overflowed 65,534.</summary>
+    public static int Count(byte* lp)
+    {
+        ushort count = BinaryPrimitives.ReadUInt16LittleEndian(new ReadOnlySpan<byte>(lp + 4, 2));
+        if (count != UnknownCount)
+            return count;
+        int n = 0;
+        for (int offset = First; !IsEnd(lp, offset); offset = Skip(lp, offset))
+            n++;
+        return n;
+    }
+
+    /// <summary>Offset of the last element, or of the terminator when empty.</summary>
+    public static int Last(byte* lp)
+    {
+        int end = Bytes(lp) - 1;
+        return end == HeaderSize ? end : Previous(lp, end);
+    }
+
+    /// <summary>Offset of element <paramref name="index"/> (negative: from the tail), or -1 when out of range.</summary>
+    public static int Seek(byte* lp, long index)
+    {
+        if (index >= 0)
+        {
+            int offset = First;
+            for (long i = 0; i < index && !IsEnd(lp, offset); i++)
+                offset = Skip(lp, offset);
+            return IsEnd(lp, offset) ? -1 : offset;
+        }
+        int at = Bytes(lp) - 1;
+        for (long i = 0; i < -index; i++)
+        {
+            if (at == HeaderSize)
+                return -1;
+            at = Previous(lp, at);
+        }
+        return at;
+    }
+
+    /// <summary>
+    /// Offset of the first element from <paramref name="offset"/> on that reads as
+    /// <paramref name="text"/>, looking at one element and then skipping <paramref name="skip"/>
+    /// (1 for a hash's fields or a sorted set's members, 0 for a set), or -1.
+    /// </summary>
+    public static int Find(byte* lp, int offset, ReadOnlySpan<byte> text, int skip)
+    {
+        long integer = 0;
+        bool textIsInteger = text.Length <= 20 && NumberFormat.TryParseInt64(text, out integer);
+        while (!IsEnd(lp, offset))
+        {
+            var element = Read(lp, offset, out int next);
+            if (element.IsInteger ? textIsInteger && element.Integer == integer : element.Span.SequenceEqual(text))
+                return offset;
+            for (int i = 0; i < skip; i++)
+                next = Skip(lp, next);
+            offset = next;
+        }
+        return -1;
+    }
+
+    /// <summary>Bytes a block would have after inserting <paramref name="text"/> (to check a size limit first).</summary>
+    public static long BytesWith(byte* lp, ReadOnlySpan<byte> text) => (long)Bytes(lp) + StringSize(text);
+
+    /// <summary>
+    /// Inserts <paramref name="text"/> (as an integer when it reads as one) before the element at
+    /// <paramref name="offset"/> (the terminator's offset appends). Returns the (possibly moved) block.
+    /// </summary>
+    public static byte* InsertString(byte* lp, int offset, ReadOnlySpan<byte> text)
+    {
+        int size = StringSize(text);
+        lp = OpenGap(lp, offset, size);
+        WriteString(text, new Span<byte>(lp + offset, size));
+        AddToCount(lp, 1);
+        return lp;
+    }
+
+    /// <summary>Inserts an integer element before <paramref name="offset"/>; returns the (possibly moved) block.</summary>
+    public static byte* InsertInteger(byte* lp, int offset, long value)
+    {
+        int size = IntegerSize(value);
+        lp = OpenGap(lp, offset, size);
+        WriteInteger(value, new Span<byte>(lp + offset, size));
+        AddToCount(lp, 1);
+        return lp;
+    }
+
+    /// <summary>Replaces the element at <paramref name="offset"/> with <paramref name="text"/>; returns the (possibly moved) block.</summary>
+    public static byte* ReplaceString(byte* lp, int offset, ReadOnlySpan<byte> text)
+    {
+        int oldSize = ElementSize(lp, offset);
+        int newSize = StringSize(text);
+        lp = Resize(lp, offset + oldSize, newSize - oldSize);
+        WriteString(text, new Span<byte>(lp + offset, newSize));
+        return lp;
+    }
+
+    /// <summary>Removes <paramref name="elements"/> elements from <paramref name="offset"/> on; returns the (possibly moved) block.</summary>
+    public static byte* Delete(byte* lp, int offset, int elements)
+    {
+        int end = offset;
+        for (int i = 0; i < elements; i++)
+            end = Skip(lp, end);
+        lp = Resize(lp, end, offset - end);
+        AddToCount(lp, -elements);
+        return lp;
+    }
+
+    /// <summary>Makes room for <paramref name="size"/> bytes at <paramref name="offset"/>, moving what follows.</summary>
+    private static byte* OpenGap(byte* lp, int offset, int size) => Resize(lp, offset, size);
+
+    /// <summary>
+    /// Moves the bytes from <paramref name="from"/> to the end by <paramref name="delta"/> (growing
+    /// or shrinking the block to fit exactly, give or take the allocator's rounding) and updates
+    /// the total. Returns the (possibly moved) block.
+    /// </summary>
+    private static byte* Resize(byte* lp, int from, int delta)
+    {
+        int total = Bytes(lp);
+        long resized = (long)total + delta;
+        if (resized > int.MaxValue - 64)
+            throw new BlockTooLargeException(resized);
+        if (delta > 0 && (nuint)resized > TrackedAllocator.UsableSize(lp))
+            lp = TrackedAllocator.Realloc(lp, (nuint)resized);
+        if (delta != 0)
+            Buffer.MemoryCopy(lp + from, lp + from + delta, total - from, total - from);
+        SetTotal(lp, (int)resized);
+        if (delta < 0 && TrackedAllocator.UsableSize(lp) >= (nuint)resized * 2 + 16)
+            lp = TrackedAllocator.Realloc(lp, (nuint)resized); // give back what a shrunk value no longer needs
+        return lp;
+    }
+
+    /// <summary>Adjusts the header's count; once it reaches 65,535 it stays "unknown" and is counted by walking.</summary>
+    private static void AddToCount(byte* lp, int delta)
+    {
+        ushort count = BinaryPrimitives.ReadUInt16LittleEndian(new ReadOnlySpan<byte>(lp + 4, 2));
+        if (count == UnknownCount)
+        {
+            if (delta < 0 && Count(lp) < UnknownCount)
+                BinaryPrimitives.WriteUInt16LittleEndian(new Span<byte>(lp + 4, 2), (ushort)Count(lp));
+            return;
+        }
+        int updated = count + delta;
+        BinaryPrimitives.WriteUInt16LittleEndian(new Span<byte>(lp + 4, 2), updated >= UnknownCount ? UnknownCount : (ushort)updated);
+    }
+
     private static int ElementSize(byte* lp, int offset)
     {
         Read(lp, offset, out int next);
@@ -375,6 +524,12 @@ public readonly unsafe struct ListpackElement
         System.Buffers.Text.Utf8Formatter.TryFormat(Integer, scratch, out int written);
         return scratch[..written];
     }
+
+    /// <summary>The bytes of a string element (empty for an integer one: use <see cref="AsBytes"/>).</summary>
+    public ReadOnlySpan<byte> Span => new(_bytes, _length);
+
+    /// <summary>The length of the element as text (an integer's digits and sign).</summary>
+    public int TextLength => IsInteger ? NumberFormat.DigitCount(Integer) : _length;
 
     /// <summary>True when the element reads as <paramref name="text"/>.</summary>
     public bool Is(ReadOnlySpan<byte> text)
