@@ -297,6 +297,7 @@ public static unsafe class BitmapCommands
         }
         // Built in the new entry itself, then swapped in: a source may be the destination.
         Entry* result = EntryStore.Allocate(destination, hash, (int)length, Engine.ValueType.String);
+        result->Flags |= EntryFlags.RawString;
         Span<byte> bytes = Entry.ValueOf(result);
         for (int i = 3; i < c.ArgCount; i++)
         {
@@ -545,16 +546,19 @@ public static unsafe class BitmapCommands
         {
             e = EntryStore.Allocate(key, hash, length, Engine.ValueType.String);
             Entry.ValueOf(e).Clear();
+            e->Flags |= EntryFlags.RawString;
             db.Add(e);
             grown = true;
             return e;
         }
         int old = e->ValueLength;
-        if (length <= old)
-            return e;
-        e = StringCommands.GrowString(db, db.LookupSlot(key, hash, c.ExpireClockMs), length);
-        Entry.ValueOf(e)[old..].Clear();
-        grown = true;
+        if (length > old)
+        {
+            e = StringCommands.GrowString(db, db.LookupSlot(key, hash, c.ExpireClockMs), length);
+            Entry.ValueOf(e)[old..].Clear();
+            grown = true;
+        }
+        e->Flags |= EntryFlags.RawString;
         return e;
     }
 }

@@ -125,6 +125,7 @@ public static unsafe class HyperLogLogCommands
             }
         }
 
+        (*slot)->Flags |= EntryFlags.RawString;   // dbUnshareStringValue, or createHLLObject's raw string
         if (updated)
             InvalidateCache(Entry.ValueOf(*slot));
         else
@@ -150,6 +151,7 @@ public static unsafe class HyperLogLogCommands
         }
         if (!CheckValue(ref c, e))
             return;
+        e->Flags |= EntryFlags.RawString;   // Redis unshares the value to write its cache, cached or not
         if (!TryCount(Entry.ValueOf(e), out long cardinality, out bool cacheWritten))
         {
             c.Error(InvalidObjectError);
@@ -263,6 +265,7 @@ public static unsafe class HyperLogLogCommands
                 MergeIntoSparse(db, slot, registers, nonZero, SparseMaxBytes(ref c));
             }
             InvalidateCache(Entry.ValueOf(*slot));
+            (*slot)->Flags |= EntryFlags.RawString;
             c.Reply.Ok();
         }
         finally

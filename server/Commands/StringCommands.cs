@@ -407,6 +407,7 @@ public static unsafe class StringCommands
             return;
         e = GrowString(db, slot, oldLength + tail.Length);
         tail.CopyTo(Entry.ValueOf(e)[oldLength..]);
+        e->Flags |= EntryFlags.RawString;
         c.Reply.Integer(e->ValueLength);
     }
 
@@ -481,6 +482,7 @@ public static unsafe class StringCommands
             Span<byte> bytes = Entry.ValueOf(created);
             bytes[..(int)offset].Clear();
             patch.CopyTo(bytes[(int)offset..]);
+            created->Flags |= EntryFlags.RawString;
             db.Add(created);
             c.Reply.Integer(created->ValueLength);
             return;
@@ -507,6 +509,7 @@ public static unsafe class StringCommands
                 Entry.ValueOf(e)[oldLength..(int)offset].Clear();
         }
         patch.CopyTo(Entry.ValueOf(e)[(int)offset..]);
+        e->Flags |= EntryFlags.RawString;
         c.Reply.Integer(e->ValueLength);
     }
 

@@ -23,6 +23,7 @@ public static unsafe class ValueEncoding
 
     private static ReadOnlySpan<byte> OfStructure(Entry* e) => e->Type switch
     {
+        ValueType.String when (e->Flags & EntryFlags.RawString) != 0 => "raw"u8,
         ValueType.String when IsInteger(e, out _) => "int"u8,
         ValueType.String when e->ValueLength <= 44 => "embstr"u8,
         ValueType.String => "raw"u8,

@@ -213,6 +213,7 @@ public sealed unsafe class Database : IDisposable
         if (e->Type == ValueType.String && EntryStore.FitsInPlace(e, value.Length))
         {
             e->ValueLength = value.Length;
+            e->Flags &= ~EntryFlags.RawString; // a new value, encoded afresh as Redis does
             value.CopyTo(Entry.ValueOf(e));
         }
         else

@@ -14,6 +14,20 @@ public enum ValueType : byte
     Stream = 5,
 }
 
+/// <summary>What an entry remembers about its value's history beyond its bytes.</summary>
+[Flags]
+public enum EntryFlags : byte
+{
+    None = 0,
+    /// <summary>
+    /// A string Redis would hold as "raw" whatever its bytes: one changed in place (APPEND,
+    /// SETRANGE, SETBIT, BITFIELD, PFADD, PFCOUNT's cache) or built as a raw string (BITOP,
+    /// PFMERGE), as Redis's dbUnshareStringValue and createRawStringObject leave them. A new value
+    /// (SET, INCR, RESTORE, a load) starts without it, as tryObjectEncoding re-encodes those.
+    /// </summary>
+    RawString = 1,
+}
+
 /// <summary>
 /// How a non-string value is held, as Redis's OBJ_ENCODING_* says it: its big structure (hash
 /// table, skip list, quicklist, stream), or a packed block for a small value (a listpack, an
@@ -55,7 +69,7 @@ public unsafe struct Entry
     public ValueForm Form;
     /// <summary>Logarithmic access counter (OBJECT FREQ, LFU eviction).</summary>
     public byte Frequency;
-    public byte Flags;
+    public EntryFlags Flags;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static ReadOnlySpan<byte> KeyOf(Entry* entry) => new((byte*)entry + HeaderSize, entry->KeyLength);

@@ -29,7 +29,7 @@ public static unsafe class EntryStore
         e->Type = type;
         e->Form = ValueForm.Structure;
         e->Frequency = LfuCounter.InitialValue;
-        e->Flags = 0;
+        e->Flags = EntryFlags.None;
         key.CopyTo(new Span<byte>((byte*)e + Entry.HeaderSize, key.Length));
         return e;
     }

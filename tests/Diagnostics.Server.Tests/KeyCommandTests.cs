@@ -276,6 +276,33 @@ public sealed class KeyCommandTests(SharedServer shared) : IClassFixture<SharedS
         RespAssert.Null(c.Call("OBJECT", "ENCODING", "objenc:missing"));
     }
 
+    /// <summary>
+    /// A string's encoding also depends on its history, side by side with redis-server: changed in
+    /// place (APPEND, SETRANGE, SETBIT, BITFIELD's writes, PFADD, PFCOUNT) or built raw (BITOP,
+    /// PFMERGE, SETRANGE on a missing key) it is "raw" whatever its bytes; a new value (SET, INCR,
+    /// INCRBYFLOAT, RESTORE) is encoded afresh; COPY and RENAME keep the encoding.
+    /// </summary>
+    [Fact]
+    public void StringEncodingFollowsHowTheValueWasWritten()
+    {
+        string[] script =
+        [
+            "SET a 123", "APPEND a 4", "INCR a", "SET b abc", "SETRANGE b 1 x", "SETRANGE b2 0 abc", "SET b3 abc", "SETRANGE b3 0 ",
+            "SET e abc", "APPEND e ", "APPEND new abc", "SETBIT c 1 1", "SET c2 abc", "SETBIT c2 0 0", "INCRBYFLOAT d 1.5",
+            "PFADD h x", "PFMERGE h2 h", "BITOP OR o c", "SET bf abc", "BITFIELD bf GET u8 0", "SET bf2 abc", "BITFIELD bf2 INCRBY u2 0 0",
+            "SET r 12", "APPEND r 3", "COPY r r2", "RENAME b bb", "SET r 99", "GETSET bb 1", "SET raw45 " + new string('x', 45), "APPEND i 7",
+        ];
+        var commands = new List<string[]>();
+        foreach (string line in script)
+        {
+            string[] parts = line.Split(' ');
+            commands.Add(parts);
+            string key = parts[0] is "BITOP" ? parts[2] : parts[0] is "COPY" ? parts[2] : parts[0] is "RENAME" ? parts[2] : parts[1];
+            commands.Add(["OBJECT", "ENCODING", key]);
+        }
+        SideBySideReplies.AssertSame(commands, client => RespAssert.Ok(client.Call("FLUSHALL")));
+    }
+
     [Fact]
     public void ObjectRefcountIdletimeAndFreqUnderDefaultPolicy()
     {
