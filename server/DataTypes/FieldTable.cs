@@ -30,27 +30,37 @@ public unsafe struct FieldNode
 }
 
 /// <summary>
-/// A chained hash table of byte-string fields in tracked native memory: the storage of hashes,
-/// sets and the member index of sorted sets. The table struct itself lives in a native block the
-/// key's entry points to. <see cref="Bytes"/> is kept exact on every allocation and free, so
-/// MEMORY USAGE reads it in O(1). Growth rehashes the whole table at once (doubling, so the cost
-/// is amortised O(1) per insert); Redis rehashes incrementally, which only matters for tables
-/// of millions of fields. Owned by one shard; not thread-safe.
+/// A chained hash table of byte-string fields in tracked native memory: the storage of big
+/// hashes and sets and the member index of big sorted sets. The table struct itself lives in a
+/// native block the key's entry points to. <see cref="Bytes"/> is kept exact on every allocation
+/// and free, so MEMORY USAGE reads it in O(1). It grows and shrinks by incremental rehashing, as
+/// Redis's dict does: a second bucket array is allocated (zeroed lazily by the OS) and each
+/// write moves one bucket from the old array to the new, so no single command pays for moving
+/// millions of fields. Reads never rehash, so a scan or an iteration of one table while another
+/// is read stays valid; a table is not written while it is iterated. Owned by one shard; not
+/// thread-safe.
 /// </summary>
 [StructLayout(LayoutKind.Sequential)]
 public unsafe struct FieldTable
 {
     private const long InitialSize = 4;
+    private const int EmptyVisitsPerBucket = 10;
 
-    private FieldNode** _buckets;
+    private FieldNode** _buckets;   // the table; during a rehash, the one being emptied
     private long _size;
+    private FieldNode** _target;    // during a rehash, the table being filled; else null
+    private long _targetSize;
+    private long _rehashIndex;      // buckets of _buckets below it are already moved
     private long _count;
     private long _bytes;
 
     public readonly long Count => _count;
 
-    /// <summary>Bytes held: this table's block, the bucket array and every node, as the allocator charges them.</summary>
+    /// <summary>Bytes held: this table's block, the bucket arrays and every node, as the allocator charges them.</summary>
     public readonly long Bytes => _bytes;
+
+    /// <summary>True while fields move from the old bucket array to the new one.</summary>
+    public readonly bool IsRehashing => _target != null;
 
     public static FieldTable* Create()
     {
@@ -63,9 +73,18 @@ public unsafe struct FieldTable
     /// <summary>Frees every node, the buckets and the table.</summary>
     public static void Destroy(FieldTable* table)
     {
-        for (long i = 0; i < table->_size; i++)
+        FreeChains(table->_buckets, table->_size);
+        FreeChains(table->_target, table->_targetSize);
+        TrackedAllocator.Free((byte*)table->_buckets);
+        TrackedAllocator.Free((byte*)table->_target);
+        TrackedAllocator.Free((byte*)table);
+    }
+
+    private static void FreeChains(FieldNode** buckets, long size)
+    {
+        for (long i = 0; i < size; i++)
         {
-            FieldNode* node = table->_buckets[i];
+            FieldNode* node = buckets[i];
             while (node != null)
             {
                 FieldNode* next = node->Next;
@@ -73,8 +92,6 @@ public unsafe struct FieldTable
                 node = next;
             }
         }
-        TrackedAllocator.Free((byte*)table->_buckets);
-        TrackedAllocator.Free((byte*)table);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -92,7 +109,15 @@ public unsafe struct FieldTable
     {
         if (_size == 0)
             return null;
-        FieldNode** slot = &_buckets[hash & (_size - 1)];
+        FieldNode** slot = SlotIn(_buckets, _size, field, hash);
+        if (slot == null && _target != null)
+            slot = SlotIn(_target, _targetSize, field, hash);
+        return slot;
+    }
+
+    private static FieldNode** SlotIn(FieldNode** buckets, long size, ReadOnlySpan<byte> field, uint hash)
+    {
+        FieldNode** slot = &buckets[hash & (size - 1)];
         while (*slot != null)
         {
             FieldNode* node = *slot;
@@ -133,10 +158,15 @@ public unsafe struct FieldTable
     /// <summary>Adds a field known to be absent with room for <paramref name="valueLength"/> value bytes, left for the caller to fill.</summary>
     public FieldNode* Add(ReadOnlySpan<byte> field, uint hash, int valueLength)
     {
-        if (_count >= _size)
-            Resize(_size == 0 ? InitialSize : _size * 2);
+        if (_target != null)
+            RehashStep();
+        else if (_size == 0)
+            _buckets = NewBuckets(_size = InitialSize);
+        else if (_count >= _size)
+            StartRehash(_size * 2);
         FieldNode* node = NewNode(field, hash, valueLength);
-        FieldNode** bucket = &_buckets[hash & (_size - 1)];
+        // During a rehash new fields go to the new table, so the old one only empties.
+        FieldNode** bucket = _target != null ? &_target[hash & (_targetSize - 1)] : &_buckets[hash & (_size - 1)];
         node->Next = *bucket;
         *bucket = node;
         _count++;
@@ -146,6 +176,8 @@ public unsafe struct FieldTable
     /// <summary>Removes a field; false when it was not there.</summary>
     public bool Remove(ReadOnlySpan<byte> field)
     {
+        if (_target != null)
+            RehashStep();
         FieldNode** slot = SlotOf(field, HashOf(field));
         if (slot == null)
             return false;
@@ -154,8 +186,8 @@ public unsafe struct FieldTable
         Release(node);
         _count--;
         // Shrink when under 1/8 full (Redis shrinks under 10%), so a drained table gives memory back.
-        if (_size > InitialSize && _count * 8 < _size)
-            Resize(Math.Max(InitialSize, (long)System.Numerics.BitOperations.RoundUpToPowerOf2((ulong)Math.Max(_count, 1))));
+        if (_target == null && _size > InitialSize && _count * 8 < _size)
+            StartRehash(Math.Max(InitialSize, (long)System.Numerics.BitOperations.RoundUpToPowerOf2((ulong)Math.Max(_count, 1))));
         return true;
     }
 
@@ -165,9 +197,23 @@ public unsafe struct FieldTable
         if (_count == 0)
             return null;
         FieldNode* head;
-        do
-            head = _buckets[random.NextInt64(_size)];
-        while (head == null);
+        if (_target == null)
+        {
+            do
+                head = _buckets[random.NextInt64(_size)];
+            while (head == null);
+        }
+        else
+        {
+            // Buckets of the old table below the rehash index are empty: draw from the rest of it and the new one.
+            long span = _size - _rehashIndex + _targetSize;
+            do
+            {
+                long pick = _rehashIndex + random.NextInt64(span);
+                head = pick < _size ? _buckets[pick] : _target[pick - _size];
+            }
+            while (head == null);
+        }
         int length = 0;
         for (FieldNode* n = head; n != null; n = n->Next)
             length++;
@@ -178,23 +224,44 @@ public unsafe struct FieldTable
 
     /// <summary>
     /// Redis's reverse-binary cursor scan (HSCAN, SSCAN, ZSCAN): visits the chains of one bucket
-    /// and returns the next cursor, 0 when done. Every field present for the whole scan is seen
-    /// at least once even if the table is resized in between.
+    /// (during a rehash, that bucket of the smaller table and every bucket of the larger one it
+    /// expands to) and returns the next cursor, 0 when done. Every field present for the whole
+    /// scan is seen at least once even if the table is resized in between.
     /// </summary>
     public readonly ulong Scan<TVisitor>(ulong cursor, ref TVisitor visitor) where TVisitor : struct, IFieldVisitor
     {
         if (_count == 0)
             return 0;
-        ulong mask = (ulong)_size - 1;
-        for (FieldNode* node = _buckets[cursor & mask]; node != null; node = node->Next)
-            visitor.Visit(node);
-        return Engine.ScanCursor.Advance(cursor, mask);
+        if (_target == null)
+        {
+            ulong mask = (ulong)_size - 1;
+            VisitChain(_buckets[cursor & mask], ref visitor);
+            return Engine.ScanCursor.Advance(cursor, mask);
+        }
+        bool oldIsSmaller = _size <= _targetSize;
+        FieldNode** small = oldIsSmaller ? _buckets : _target, large = oldIsSmaller ? _target : _buckets;
+        ulong smallMask = (ulong)(oldIsSmaller ? _size : _targetSize) - 1, largeMask = (ulong)(oldIsSmaller ? _targetSize : _size) - 1;
+        VisitChain(small[cursor & smallMask], ref visitor);
+        // Then every bucket of the larger table that the smaller one's bucket expands to.
+        do
+        {
+            VisitChain(large[cursor & largeMask], ref visitor);
+            cursor = Engine.ScanCursor.Advance(cursor, largeMask);
+        }
+        while ((cursor & (smallMask ^ largeMask)) != 0);
+        return cursor;
     }
 
-    /// <summary>Iterates the fields; the table must not change meanwhile.</summary>
-    public readonly Enumerator GetEnumerator() => new(_buckets, _size);
+    private static void VisitChain<TVisitor>(FieldNode* node, ref TVisitor visitor) where TVisitor : struct, IFieldVisitor
+    {
+        for (; node != null; node = node->Next)
+            visitor.Visit(node);
+    }
 
-    public unsafe struct Enumerator(FieldNode** buckets, long size)
+    /// <summary>Iterates the fields (both bucket arrays during a rehash); the table must not change meanwhile.</summary>
+    public readonly Enumerator GetEnumerator() => new(_buckets, _size, _target, _targetSize);
+
+    public unsafe struct Enumerator(FieldNode** buckets, long size, FieldNode** target, long targetSize)
     {
         private long _bucket = -1;
         private FieldNode* _node;
@@ -208,9 +275,9 @@ public unsafe struct FieldTable
                 _node = _node->Next;
                 return true;
             }
-            while (++_bucket < size)
+            while (++_bucket < size + targetSize)
             {
-                _node = buckets[_bucket];
+                _node = _bucket < size ? buckets[_bucket] : target[_bucket - size];
                 if (_node != null)
                     return true;
             }
@@ -248,32 +315,55 @@ public unsafe struct FieldTable
         return needed <= usable && needed * 2 >= usable;
     }
 
-    private void Resize(long size)
+    private FieldNode** NewBuckets(long size)
     {
-        nuint bytes = (nuint)(size * sizeof(FieldNode*));
-        var buckets = (FieldNode**)TrackedAllocator.Alloc(bytes);
-        NativeMemory.Clear(buckets, bytes);
-        long mask = size - 1;
-        for (long i = 0; i < _size; i++)
+        // Zeroed by the allocator (fresh pages for a big array), not cleared here: a command that
+        // starts a rehash of millions of fields must not pay for touching every page of the new array.
+        var buckets = (FieldNode**)TrackedAllocator.AllocZeroed((nuint)(size * sizeof(FieldNode*)));
+        _bytes += TrackedAllocator.ChargedSize((byte*)buckets);
+        return buckets;
+    }
+
+    private void StartRehash(long size)
+    {
+        _target = NewBuckets(size);
+        _targetSize = size;
+        _rehashIndex = 0;
+        RehashStep();
+    }
+
+    /// <summary>
+    /// Moves one non-empty bucket (looking at no more than <see cref="EmptyVisitsPerBucket"/>
+    /// empty ones) from the old array to the new; frees the old one when it is empty.
+    /// </summary>
+    private void RehashStep()
+    {
+        long mask = _targetSize - 1;
+        for (int visits = 0; _rehashIndex < _size && _buckets[_rehashIndex] == null; _rehashIndex++)
+            if (++visits > EmptyVisitsPerBucket)
+                return;
+        if (_rehashIndex < _size)
         {
-            FieldNode* node = _buckets[i];
+            FieldNode* node = _buckets[_rehashIndex];
             while (node != null)
             {
                 FieldNode* next = node->Next;
-                FieldNode** bucket = &buckets[node->Hash & mask];
+                FieldNode** bucket = &_target[node->Hash & mask];
                 node->Next = *bucket;
                 *bucket = node;
                 node = next;
             }
+            _buckets[_rehashIndex++] = null;
         }
-        if (_buckets != null)
-        {
-            _bytes -= TrackedAllocator.ChargedSize((byte*)_buckets);
-            TrackedAllocator.Free((byte*)_buckets);
-        }
-        _buckets = buckets;
-        _size = size;
-        _bytes += TrackedAllocator.ChargedSize((byte*)buckets);
+        if (_rehashIndex < _size)
+            return;
+        _bytes -= TrackedAllocator.ChargedSize((byte*)_buckets);
+        TrackedAllocator.Free((byte*)_buckets);
+        _buckets = _target;
+        _size = _targetSize;
+        _target = null;
+        _targetSize = 0;
+        _rehashIndex = 0;
     }
 }
 

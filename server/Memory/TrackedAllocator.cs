@@ -44,6 +44,13 @@ public static unsafe class TrackedAllocator
         byte* block = (byte*)NativeMemory.Alloc(size + HeaderSize);
         if (block == null)
             throw new OutOfMemoryException($"native allocation of {size} bytes failed");
+        return Track(block, size, record);
+    }
+
+    /// <summary>Writes the header of a block just obtained and charges it to <paramref name="record"/>'s thread.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static byte* Track(byte* block, nuint size, ThreadMemoryRecord record)
+    {
         int charged = (int)Math.Min(NativeBlockSize.Of(block, size + HeaderSize), (nuint)int.MaxValue);
         *(int*)block = record.Id;
         *(int*)(block + 4) = charged;
@@ -52,6 +59,21 @@ public static unsafe class TrackedAllocator
         if (total > s_peakBytes)
             s_peakBytes = total; // racy max: a peak is a diagnostic figure, not an invariant
         return block + HeaderSize;
+    }
+
+    /// <summary>
+    /// A block whose bytes are zero, from calloc: a big one comes as fresh pages the OS zeroes on
+    /// first touch, so the caller pays no clearing pass (a hash table's new bucket array).
+    /// </summary>
+    public static byte* AllocZeroed(nuint size)
+    {
+        if (size > MaxBlockBytes)
+            ThrowTooLarge(size);
+        var record = CurrentThread;
+        byte* block = (byte*)NativeMemory.AllocZeroed(size + HeaderSize);
+        if (block == null)
+            throw new OutOfMemoryException($"native allocation of {size} bytes failed");
+        return Track(block, size, record);
     }
 
     public static void Free(byte* pointer)
