@@ -39,7 +39,8 @@ public sealed class BenchmarkOptions
     public const string ScriptsSuite = "scripts";
     public const string DataModelSuite = "datamodel";
     public const string ReplicationSuite = "replication";
-    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite, ScriptsSuite, DataModelSuite, ReplicationSuite];
+    public const string RehashSuite = "rehash";
+    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite, ScriptsSuite, DataModelSuite, ReplicationSuite, RehashSuite];
     /// <summary>
     /// What runs without --suites: everything but the diagnostics and studio suites, which run for
     /// several minutes of their own (and a browser) and are asked for by name.
@@ -71,6 +72,8 @@ public sealed class BenchmarkOptions
     public long DataModelRequests { get; private set; } = DefaultDataModelRequests;
     /// <summary>Size of the data set the replication suite's full sync carries.</summary>
     public long ReplicationSyncMegabytes { get; private set; } = 1024;
+    /// <summary>Members the rehash suite puts in each structure (10M: the doubling at 2^23 is inside).</summary>
+    public long RehashMembers { get; private set; } = 10_000_000;
     /// <summary>Entries of the stream the data-model suite's memory comparison loads.</summary>
     public long DataModelStreamEntries { get; private set; } = DefaultDataModelStreamEntries;
     /// <summary>The suites to run, in <see cref="AllSuites"/> order.</summary>
@@ -138,6 +141,7 @@ public sealed class BenchmarkOptions
           --datamodel-stream-entries N
                                    entries of the stream in the datamodel memory comparison (default 1000000)
           --replication-sync-mb N  megabytes the replication suite's full sync carries (default 1024)
+          --rehash-members N       members of the hash, set, sorted set and keyspace the rehash suite fills (default 10000000)
           --quick                  smoke check: 2 rounds, 20000/200000 requests, 50000 keys,
                                    100000 aof-write requests, a 64 MiB AOF, 20000 diagnostics, studio and script requests,
                                    10000 datamodel requests and a 100000-entry stream
@@ -160,7 +164,7 @@ public sealed class BenchmarkOptions
         bool diagnosticsRequestsGiven = false;
         bool studioRequestsGiven = false;
         bool scriptRequestsGiven = false;
-        bool dataModelRequestsGiven = false, dataModelStreamEntriesGiven = false, replicationSyncGiven = false;
+        bool dataModelRequestsGiven = false, dataModelStreamEntriesGiven = false, replicationSyncGiven = false, rehashMembersGiven = false;
         bool noMemory = false;
         for (int i = 0; i < args.Length; i++)
         {
@@ -237,6 +241,12 @@ public sealed class BenchmarkOptions
                         return "--replication-sync-mb needs a positive whole number";
                     ReplicationSyncMegabytes = syncMegabytes;
                     replicationSyncGiven = true;
+                    break;
+                case "--rehash-members":
+                    if (!TryPositive(Value(), out long rehashMembers))
+                        return "--rehash-members needs a positive whole number";
+                    RehashMembers = rehashMembers;
+                    rehashMembersGiven = true;
                     break;
                 case "--datamodel-stream-entries":
                     if (!TryPositive(Value(), out long streamEntries))
@@ -315,6 +325,7 @@ public sealed class BenchmarkOptions
             if (!dataModelRequestsGiven) DataModelRequests = 10_000;
             if (!dataModelStreamEntriesGiven) DataModelStreamEntries = 100_000;
             if (!replicationSyncGiven) ReplicationSyncMegabytes = 64;
+            if (!rehashMembersGiven) RehashMembers = 300_000;
         }
         if (noMemory)
             Suites = Suites.Where(s => s != MemorySuite).ToArray();

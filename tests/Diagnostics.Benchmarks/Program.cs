@@ -111,9 +111,12 @@ try
     string? replication = options.Runs(BenchmarkOptions.ReplicationSuite)
         ? new ReplicationSuite(options, redisServer, redisBenchmark, progress).Run()
         : null;
+    string? rehash = options.Runs(BenchmarkOptions.RehashSuite)
+        ? new RehashSuite(options, redisServer, redisCli, progress).Run()
+        : null;
 
     var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics, studio, monitor, scripts, dataModel);
-    string report = MarkdownReport.Build(machine, options, run) + infoUnderLoad + replication;
+    string report = MarkdownReport.Build(machine, options, run) + infoUnderLoad + replication + rehash;
     Console.WriteLine();
     Console.Write(report);
     if (options.OutputPath is not null)
