@@ -51,7 +51,7 @@ public sealed class BenchmarkOptions
     /// </summary>
     public static readonly string[] DefaultSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite];
     /// <summary>The suites that run Garnet beside redis-server when --garnet is given.</summary>
-    public static readonly string[] GarnetSuites = [ThroughputSuite, MemorySuite, DataMemorySuite];
+    public static readonly string[] GarnetSuites = [ThroughputSuite, MemorySuite, ScriptsSuite, DataMemorySuite];
     /// <summary>The appendfsync policies the AOF write suite compares, in report order.</summary>
     public static readonly string[] AofFsyncPolicies = ["always", "everysec"];
 
@@ -160,7 +160,8 @@ public sealed class BenchmarkOptions
           --settle-seconds S       seconds the datamemory suite waits after a load before reading memory again (default 5)
           --garnet                 also run Microsoft Garnet (garnet-server, installed on first use with
                                    `dotnet tool install garnet-server` into .tools/garnet, which git ignores) as a second
-                                   peer in the throughput, memory and datamemory suites
+                                   peer in the throughput, memory, scripts and datamemory suites; the report
+                                   also gets what Garnet answered to each other suite's needs (its capabilities)
           --garnet-path PATH       the garnet-server executable to run instead (implies --garnet)
           --replication-sync-mb N  megabytes the replication suite's full sync carries (default 1024)
           --quick                  smoke check: 2 rounds, 20000/200000 requests, 50000 keys,

@@ -256,7 +256,7 @@ public static class DataMemoryReport
                  $"{string.Join(" / ", row.Samples.Select(s => s.Encoding))} | {string.Join(" / ", row.Samples.Select(s => s.LoadTime.TotalSeconds.ToString("0.0", inv)))} |");
         }
         Line();
-        Line("Redis 7.0 holds a set of strings as a hashtable (listpacks for small sets came in 7.2)." +
+        Line("Redis 7.0 holds a small set of strings as a hashtable and every list as a quicklist (the listpack forms for those came in 7.2)." +
              (garnet ? " Garnet's MEMORY USAGE and OBJECT ENCODING are its own answers about its own layout, not Redis's accounting." : ""));
     }
 }

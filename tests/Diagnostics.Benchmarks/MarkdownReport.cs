@@ -10,7 +10,8 @@ public sealed record BenchmarkRun(
     MemoryResult? Memory, bool OursHasUsedMemory,
     IReadOnlyList<AofWriteResult>? AofWrite, AofLoadResult? AofLoad,
     DiagnosticsSuiteResult? Diagnostics, StudioSuiteResult? Studio, MonitorSuiteResult? Monitor, ScriptSuiteResult? Scripts,
-    DataModelSuiteResult? DataModel, DataMemoryResult? DataMemory = null, string? GarnetCommandLine = null);
+    DataModelSuiteResult? DataModel, DataMemoryResult? DataMemory = null, string? GarnetCommandLine = null,
+    IReadOnlyList<GarnetCapability>? GarnetCapabilities = null);
 
 /// <summary>The results as Markdown: machine, settings, then one section per suite that ran (throughput, memory, AOF write, AOF load, diagnostics, studio, monitor, scripts, data model).</summary>
 public static class MarkdownReport
@@ -59,6 +60,8 @@ public static class MarkdownReport
             DataModel(md, options, dataModel);
         if (run.DataMemory is { } dataMemory)
             DataMemoryReport.Write(md, dataMemory);
+        if (run.GarnetCapabilities is { } garnetCapabilities)
+            GarnetProbe.Write(md, garnetCapabilities, options.Suites);
         return md.ToString();
     }
 
@@ -436,13 +439,16 @@ public static class MarkdownReport
         Line();
         Line("### Scripts: EVALSHA of a small read and write script");
         Line();
-        Line($"Our server (`{result.OursCommandLine}`) and redis-server (`{result.RedisCommandLine}`) side by side. Each script was loaded with `SCRIPT LOAD` on both servers (same SHA1 on both):");
+        if (result.GarnetCommandLine is { } garnetLine)
+            Line($"Our server (`{result.OursCommandLine}`), redis-server (`{result.RedisCommandLine}`) and Garnet (`{garnetLine}`) side by side. Each script was loaded with `SCRIPT LOAD` on every server (same SHA1 on all):");
+        else
+            Line($"Our server (`{result.OursCommandLine}`) and redis-server (`{result.RedisCommandLine}`) side by side. Each script was loaded with `SCRIPT LOAD` on both servers (same SHA1 on both):");
         Line();
         foreach (var (body, digest) in result.Digests)
             Line($"    {digest}  {body}");
         Line();
         Line(string.Create(inv, $"Load: `redis-benchmark -r {ScriptSuite.KeySpace} -c {BenchmarkOptions.Clients} -n <requests> -P <pipeline> --csv EVALSHA <sha> 1 <key>`, with the read script on `{ScriptSuite.ReadKeys}` ") +
-             string.Create(inv, $"(filled first by {ScriptSuite.FillRequests:N0} random SETs of {BenchmarkOptions.DataSize}-byte values: {result.OursKeys:N0} keys on ours, {result.RedisKeys:N0} on redis) and the write script on `{ScriptSuite.WriteKeys}`. ") +
+             string.Create(inv, $"(filled first by {ScriptSuite.FillRequests:N0} random SETs of {BenchmarkOptions.DataSize}-byte values: {result.OursKeys:N0} keys on ours, {result.RedisKeys:N0} on redis{(result.GarnetKeys is { } gk ? $", {gk:N0} on garnet" : "")}) and the write script on `{ScriptSuite.WriteKeys}`. ") +
              string.Create(inv, $"{options.Rounds} round(s) after an unmeasured warm-up, the servers alternating which goes first; medians. CPU µs/req is the server process's user + system time over the run (/proc/<pid>/stat) divided by the requests."));
         Line();
         Line("| Script | Pipeline | Requests | Ours rps | Redis rps | **Ours/Redis** | per round: median (range) | Ours CPU µs/req | Redis CPU µs/req | Ours p50 ms | Redis p50 ms | Ours p99 ms | Redis p99 ms |");
@@ -456,6 +462,22 @@ public static class MarkdownReport
                 string.Create(inv, $"{Statistics.Median(row.Ours.Select(s => s.CpuMicrosPerRequest)):0.00} | {Statistics.Median(row.Redis.Select(s => s.CpuMicrosPerRequest)):0.00} | ") +
                 string.Create(inv, $"{Statistics.Median(row.Ours.Select(s => s.P50Ms!.Value)):0.000} | {Statistics.Median(row.Redis.Select(s => s.P50Ms!.Value)):0.000} | ") +
                 string.Create(inv, $"{Statistics.Median(row.Ours.Select(s => s.P99Ms!.Value)):0.000} | {Statistics.Median(row.Redis.Select(s => s.P99Ms!.Value)):0.000} |"));
+        }
+        if (result.Loads.Any(r => r.Garnet.Count > 0))
+        {
+            Line();
+            Line("Garnet in the same rounds (the same loads; each round starts one server further along: ours, redis, garnet; then redis, garnet, ours; ...):");
+            Line();
+            Line("| Script | Pipeline | Garnet rps | **Ours/Garnet** | per round: median (range) | Garnet CPU µs/req | Garnet p50 ms | Garnet p99 ms |");
+            Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+            foreach (var row in result.Loads)
+            {
+                double ours = Statistics.Median(row.Ours.Select(s => s.RequestsPerSecond));
+                double garnet = Statistics.Median(row.Garnet.Select(s => s.RequestsPerSecond));
+                Line(string.Create(inv,
+                    $"| `{row.Load.Body}` | {row.Load.Pipeline} | {garnet:N0} | **{ours / garnet:0.00}** | {PairedRatios(row.Ours, row.Garnet, s => s.RequestsPerSecond)} | ") +
+                    string.Create(inv, $"{Statistics.Median(row.Garnet.Select(s => s.CpuMicrosPerRequest)):0.00} | {Statistics.Median(row.Garnet.Select(s => s.P50Ms!.Value)):0.000} | {Statistics.Median(row.Garnet.Select(s => s.P99Ms!.Value)):0.000} |"));
+            }
         }
     }
 

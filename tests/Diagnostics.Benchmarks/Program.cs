@@ -36,10 +36,12 @@ try
     ServerUnderTest.OurServerDll();
     var machine = MachineInfo.Collect(redisServer, redisBenchmark);
     string? garnetServer = null;
+    IReadOnlyList<GarnetCapability>? garnetCapabilities = null;
     if (options.Garnet)
     {
         garnetServer = GarnetTool.Require(options.GarnetPath, progress);
         machine = machine with { Garnet = ExternalTools.Version(garnetServer) };
+        garnetCapabilities = GarnetProbe.Run(garnetServer, progress);
         var without = options.Suites.Where(s => !BenchmarkOptions.GarnetSuites.Contains(s)).ToArray();
         if (without.Length > 0)
             progress.WriteLine($"note: --garnet: the {string.Join(", ", without)} suite(s) run without Garnet (it is wired into {string.Join(", ", BenchmarkOptions.GarnetSuites)})");
@@ -109,7 +111,7 @@ try
         : null;
 
     ScriptSuiteResult? scripts = options.Runs(BenchmarkOptions.ScriptsSuite)
-        ? new ScriptSuite(options, redisServer, redisBenchmark, progress).Run()
+        ? new ScriptSuite(options, redisServer, redisBenchmark, progress, garnetServer).Run()
         : null;
 
     DataModelSuiteResult? dataModel = options.Runs(BenchmarkOptions.DataModelSuite)
@@ -129,7 +131,7 @@ try
         : null;
 
     var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics, studio, monitor, scripts, dataModel,
-        dataMemory, garnetCommandLine);
+        dataMemory, garnetCommandLine, garnetCapabilities);
     string report = MarkdownReport.Build(machine, options, run) + infoUnderLoad + replication;
     Console.WriteLine();
     Console.Write(report);

@@ -123,10 +123,10 @@ public sealed class ServerUnderTest : IDisposable
     /// private scratch directory as working directory and --checkpointdir, owned and deleted when
     /// it stops, so a SAVE or anything it writes never lands in the repository.
     /// </summary>
-    public static ServerUnderTest StartGarnet(string garnetServer, IReadOnlyList<string>? extra = null, bool waitUntilReady = true)
+    public static ServerUnderTest StartGarnet(string garnetServer, IReadOnlyList<string>? extra = null, ScratchDirectory? directory = null, bool waitUntilReady = true)
     {
         int port = FreePort();
-        var directory = ScratchDirectory.Create("diagnostics-bench-garnet-");
+        directory ??= ScratchDirectory.Create("diagnostics-bench-garnet-");
         var arguments = new List<string> { "--port", port.ToString(CultureInfo.InvariantCulture), "--bind", "127.0.0.1", "--lua", "--checkpointdir", directory.Path };
         if (extra is not null)
             arguments.AddRange(extra);
