@@ -27,6 +27,10 @@ public sealed class BenchmarkOptions
     // busy cores.
     public const long DefaultDataModelRequests = 50_000;
     public const long DefaultDataModelStreamEntries = 1_000_000;
+    // Six data sets of a million keys, one fresh server at a time: about 1-2 GB per server at
+    // most, and a few seconds of redis-cli --pipe each.
+    public const long DefaultDataMemoryKeys = 1_000_000;
+    public const int DefaultSettleSeconds = 5;
 
     public const string ThroughputSuite = "throughput";
     public const string MemorySuite = "memory";
@@ -38,14 +42,17 @@ public sealed class BenchmarkOptions
     public const string InfoSuite = "info";
     public const string ScriptsSuite = "scripts";
     public const string DataModelSuite = "datamodel";
+    public const string DataMemorySuite = "datamemory";
     public const string ReplicationSuite = "replication";
     public const string RehashSuite = "rehash";
-    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite, ScriptsSuite, DataModelSuite, ReplicationSuite, RehashSuite];
+    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite, ScriptsSuite, DataModelSuite, DataMemorySuite, ReplicationSuite, RehashSuite];
     /// <summary>
     /// What runs without --suites: everything but the diagnostics and studio suites, which run for
     /// several minutes of their own (and a browser) and are asked for by name.
     /// </summary>
     public static readonly string[] DefaultSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite];
+    /// <summary>The suites that run Garnet beside redis-server when --garnet is given.</summary>
+    public static readonly string[] GarnetSuites = [ThroughputSuite, MemorySuite, ScriptsSuite, DataMemorySuite];
     /// <summary>The appendfsync policies the AOF write suite compares, in report order.</summary>
     public static readonly string[] AofFsyncPolicies = ["always", "everysec"];
 
@@ -76,6 +83,14 @@ public sealed class BenchmarkOptions
     public long RehashMembers { get; private set; } = 10_000_000;
     /// <summary>Entries of the stream the data-model suite's memory comparison loads.</summary>
     public long DataModelStreamEntries { get; private set; } = DefaultDataModelStreamEntries;
+    /// <summary>Keys of each data set the datamemory suite loads.</summary>
+    public long DataMemoryKeys { get; private set; } = DefaultDataMemoryKeys;
+    /// <summary>Seconds the datamemory suite waits after a load before reading memory a second time.</summary>
+    public int SettleSeconds { get; private set; } = DefaultSettleSeconds;
+    /// <summary>Whether Microsoft Garnet runs as a second peer beside redis-server (--garnet).</summary>
+    public bool Garnet { get; private set; }
+    /// <summary>A garnet-server executable to use instead of the one the harness installs (--garnet-path).</summary>
+    public string? GarnetPath { get; private set; }
     /// <summary>The suites to run, in <see cref="AllSuites"/> order.</summary>
     public IReadOnlyList<string> Suites { get; private set; } = DefaultSuites;
     public bool Quick { get; private set; }
@@ -128,6 +143,10 @@ public sealed class BenchmarkOptions
                                                   knows PFADD) and geo sets (GEOADD, GEOSEARCH) at -P 1 and -P 30, servers side
                                                   by side; CPU time per request; then memory of a 1M-entry stream and a 10M-bit
                                                   bitmap, one fresh server at a time
+                                     datamemory   memory of --memory-keys keys of each small data set (hashes of 3 fields, sets of
+                                                  5 integers, sets of 5 strings, sorted sets of 5, lists of 5, 256-byte strings),
+                                                  one fresh server at a time: used_memory, RSS, bytes per key, MEMORY USAGE and
+                                                  OBJECT ENCODING of a sample key
           --aof-requests N         requests per aof-write run (default 1000000)
           --aof-load-mb M          size of the AOF generated for aof-load, in MiB (default 1024)
           --diagnostics-requests N requests per diagnostics run at pipeline 1 (default 200000); pipeline 30
@@ -140,11 +159,18 @@ public sealed class BenchmarkOptions
                                    each scaled by the load's cost (e.g. GEOSEARCH 0.3*N at -P 1, 0.5*N at -P 30)
           --datamodel-stream-entries N
                                    entries of the stream in the datamodel memory comparison (default 1000000)
+          --memory-keys N          keys of each datamemory data set (default 1000000)
+          --settle-seconds S       seconds the datamemory suite waits after a load before reading memory again (default 5)
+          --garnet                 also run Microsoft Garnet (garnet-server, installed on first use with
+                                   `dotnet tool install garnet-server` into .tools/garnet, which git ignores) as a second
+                                   peer in the throughput, memory, scripts and datamemory suites; the report
+                                   also gets what Garnet answered to each other suite's needs (its capabilities)
+          --garnet-path PATH       the garnet-server executable to run instead (implies --garnet)
           --replication-sync-mb N  megabytes the replication suite's full sync carries (default 1024)
           --rehash-members N       members of the hash, set, sorted set and keyspace the rehash suite fills (default 10000000)
           --quick                  smoke check: 2 rounds, 20000/200000 requests, 50000 keys,
                                    100000 aof-write requests, a 64 MiB AOF, 20000 diagnostics, studio and script requests,
-                                   10000 datamodel requests and a 100000-entry stream
+                                   10000 datamodel requests, a 100000-entry stream and 50000 datamemory keys
           --only set|get           run one redis-benchmark test instead of both
           --tests LIST             the throughput suite's redis-benchmark tests, comma-separated (-t names:
                                    set, get, lpush, rpush, lpop, rpop, sadd, hset, spop, zadd, zpopmin,
@@ -155,6 +181,7 @@ public sealed class BenchmarkOptions
           --help                   this text
 
         Needs redis-server, redis-benchmark, redis-cli and redis-check-aof: apt-get install -y redis-server redis-tools
+        --garnet installs garnet-server 2.2.8 from NuGet on first use (dotnet tool install); later runs reuse it.
         """;
 
     /// <summary>Parses the arguments; returns the problem as text, or null when they are valid.</summary>
@@ -165,7 +192,7 @@ public sealed class BenchmarkOptions
         bool studioRequestsGiven = false;
         bool scriptRequestsGiven = false;
         bool dataModelRequestsGiven = false, dataModelStreamEntriesGiven = false, replicationSyncGiven = false, rehashMembersGiven = false;
-        bool noMemory = false;
+        bool noMemory = false, memoryKeysGiven = false;
         for (int i = 0; i < args.Length; i++)
         {
             string name = args[i];
@@ -254,6 +281,26 @@ public sealed class BenchmarkOptions
                     DataModelStreamEntries = streamEntries;
                     dataModelStreamEntriesGiven = true;
                     break;
+                case "--memory-keys":
+                    if (!TryPositive(Value(), out long memoryKeys))
+                        return "--memory-keys needs a positive whole number";
+                    DataMemoryKeys = memoryKeys;
+                    memoryKeysGiven = true;
+                    break;
+                case "--settle-seconds":
+                    if (!long.TryParse(Value(), NumberStyles.None, CultureInfo.InvariantCulture, out long settle) || settle > 600)
+                        return "--settle-seconds needs a whole number between 0 and 600";
+                    SettleSeconds = (int)settle;
+                    break;
+                case "--garnet":
+                    Garnet = true;
+                    break;
+                case "--garnet-path":
+                    GarnetPath = Value();
+                    if (string.IsNullOrWhiteSpace(GarnetPath))
+                        return "--garnet-path needs the path of a garnet-server executable";
+                    Garnet = true;
+                    break;
                 case "--rounds":
                     if (!TryPositive(Value(), out long rounds) || rounds > 1000)
                         return "--rounds needs a whole number between 1 and 1000";
@@ -326,6 +373,7 @@ public sealed class BenchmarkOptions
             if (!dataModelStreamEntriesGiven) DataModelStreamEntries = 100_000;
             if (!replicationSyncGiven) ReplicationSyncMegabytes = 64;
             if (!rehashMembersGiven) RehashMembers = 300_000;
+            if (!memoryKeysGiven) DataMemoryKeys = 50_000;
         }
         if (noMemory)
             Suites = Suites.Where(s => s != MemorySuite).ToArray();

@@ -3,7 +3,7 @@ using System.Runtime.InteropServices;
 namespace Diagnostics.Benchmarks;
 
 /// <summary>What the numbers were measured on, for the report's header table.</summary>
-public sealed record MachineInfo(string Cpu, int Cores, string OperatingSystem, DateTime DateUtc, string DotnetRuntime, string DotnetSdk, string RedisServer, string RedisBenchmark)
+public sealed record MachineInfo(string Cpu, int Cores, string OperatingSystem, DateTime DateUtc, string DotnetRuntime, string DotnetSdk, string RedisServer, string RedisBenchmark, string? Garnet = null)
 {
     public static MachineInfo Collect(string redisServer, string redisBenchmark)
         => new(

@@ -10,7 +10,8 @@ public sealed record BenchmarkRun(
     MemoryResult? Memory, bool OursHasUsedMemory,
     IReadOnlyList<AofWriteResult>? AofWrite, AofLoadResult? AofLoad,
     DiagnosticsSuiteResult? Diagnostics, StudioSuiteResult? Studio, MonitorSuiteResult? Monitor, ScriptSuiteResult? Scripts,
-    DataModelSuiteResult? DataModel);
+    DataModelSuiteResult? DataModel, DataMemoryResult? DataMemory = null, string? GarnetCommandLine = null,
+    IReadOnlyList<GarnetCapability>? GarnetCapabilities = null);
 
 /// <summary>The results as Markdown: machine, settings, then one section per suite that ran (throughput, memory, AOF write, AOF load, diagnostics, studio, monitor, scripts, data model).</summary>
 public static class MarkdownReport
@@ -32,9 +33,13 @@ public static class MarkdownReport
         Line($"| .NET | {machine.DotnetRuntime}, {machine.DotnetSdk} |");
         Line($"| redis-server | {machine.RedisServer} |");
         Line($"| redis-benchmark | {machine.RedisBenchmark} |");
+        if (machine.Garnet is not null)
+            Line($"| garnet-server | {machine.Garnet} |");
         Line($"| Our server | `{run.OursCommandLine}` ({run.OursSettings}) |");
         if (run.RedisCommandLine is not null)
             Line($"| Redis | `{run.RedisCommandLine}` |");
+        if (run.GarnetCommandLine is not null)
+            Line($"| Garnet | `{run.GarnetCommandLine}` |");
         if (run.Throughput is { } throughput)
             Throughput(md, options, throughput, run.Probe);
         if (run.Memory is { } memory)
@@ -53,6 +58,10 @@ public static class MarkdownReport
             Scripts(md, options, scripts);
         if (run.DataModel is { } dataModel)
             DataModel(md, options, dataModel);
+        if (run.DataMemory is { } dataMemory)
+            DataMemoryReport.Write(md, dataMemory);
+        if (run.GarnetCapabilities is { } garnetCapabilities)
+            GarnetProbe.Write(md, garnetCapabilities, options.Suites);
         return md.ToString();
     }
 
@@ -62,11 +71,20 @@ public static class MarkdownReport
         var inv = CultureInfo.InvariantCulture;
         Line();
         Line(string.Create(inv, $"Load: `redis-benchmark -t <test> -d {BenchmarkOptions.DataSize} -r {BenchmarkOptions.KeySpace} -c {BenchmarkOptions.Clients} -n <requests> -P <pipeline> --csv`, ") +
-             string.Create(inv, $"{options.Rounds} round(s) per row, servers alternating ours/redis within each round, after an unmeasured warm-up; ") +
+             string.Create(inv, $"{options.Rounds} round(s) per row, servers alternating ours/redis{(throughput.Any(r => r.Garnet.Count > 0) ? "/garnet" : "")} within each round, after an unmeasured warm-up; ") +
              "every figure is the median over the rounds. redis-benchmark runs on the same machine, so client and server share the cores.");
         Line();
-        Line("| Test | Pipeline | Requests | Ours rps | Redis rps | Ours/Redis | Ours p50 ms | Redis p50 ms | Ours p99 ms | Redis p99 ms | Ours managed B/op |");
-        Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        bool garnet = throughput.Any(r => r.Garnet.Count > 0);
+        if (garnet)
+        {
+            Line("| Test | Pipeline | Requests | Ours rps | Redis rps | Garnet rps | Ours/Redis | Ours/Garnet | Ours p50 ms | Redis p50 ms | Garnet p50 ms | Ours p99 ms | Redis p99 ms | Garnet p99 ms | Ours managed B/op |");
+            Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        }
+        else
+        {
+            Line("| Test | Pipeline | Requests | Ours rps | Redis rps | Ours/Redis | Ours p50 ms | Redis p50 ms | Ours p99 ms | Redis p99 ms | Ours managed B/op |");
+            Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        }
         foreach (var row in throughput)
         {
             double oursRps = Statistics.Median(row.Ours.Select(s => s.RequestsPerSecond));
@@ -74,6 +92,15 @@ public static class MarkdownReport
             string allocation = row.OursBytesPerOperation.Count > 0
                 ? Statistics.Median(row.OursBytesPerOperation).ToString("0.0", inv)
                 : "n/a";
+            if (garnet)
+            {
+                double garnetRps = Statistics.Median(row.Garnet.Select(s => s.RequestsPerSecond));
+                Line(string.Create(inv,
+                    $"| {row.Test.ToUpperInvariant()} | {row.Pipeline} | {row.Requests:N0} | {oursRps:N0} | {redisRps:N0} | {garnetRps:N0} | {oursRps / redisRps:0.00} | {oursRps / garnetRps:0.00} | " +
+                    $"{Statistics.Median(row.Ours.Select(s => s.P50Ms)):0.000} | {Statistics.Median(row.Redis.Select(s => s.P50Ms)):0.000} | {Statistics.Median(row.Garnet.Select(s => s.P50Ms)):0.000} | " +
+                    $"{Statistics.Median(row.Ours.Select(s => s.P99Ms)):0.000} | {Statistics.Median(row.Redis.Select(s => s.P99Ms)):0.000} | {Statistics.Median(row.Garnet.Select(s => s.P99Ms)):0.000} | {allocation} |"));
+                continue;
+            }
             Line(string.Create(inv,
                 $"| {row.Test.ToUpperInvariant()} | {row.Pipeline} | {row.Requests:N0} | {oursRps:N0} | {redisRps:N0} | {oursRps / redisRps:0.00} | " +
                 $"{Statistics.Median(row.Ours.Select(s => s.P50Ms)):0.000} | {Statistics.Median(row.Redis.Select(s => s.P50Ms)):0.000} | " +
@@ -95,12 +122,31 @@ public static class MarkdownReport
         Line();
         Line(string.Create(inv, $"Each server started fresh and loaded `SET key:%07d <{memory.ValueSize} bytes>` for {memory.Keys:N0} keys through `redis-cli --pipe`."));
         Line();
-        Line("| | Ours | Redis | Ours/Redis |");
-        Line("| --- | ---: | ---: | ---: |");
-        Line($"| used_memory after load | {Bytes(memory.Ours.UsedMemoryAfter)} | {Bytes(memory.Redis.UsedMemoryAfter)} | {Ratio(memory.Ours.UsedMemoryAfter, memory.Redis.UsedMemoryAfter)} |");
-        Line($"| used_memory per key (growth / keys) | {PerKey(memory.Ours.UsedMemoryGrowth, memory.Keys)} | {PerKey(memory.Redis.UsedMemoryGrowth, memory.Keys)} | {Ratio(memory.Ours.UsedMemoryGrowth, memory.Redis.UsedMemoryGrowth)} |");
-        Line($"| process RSS after load | {Bytes(memory.Ours.ResidentAfter)} | {Bytes(memory.Redis.ResidentAfter)} | {Ratio(memory.Ours.ResidentAfter, memory.Redis.ResidentAfter)} |");
-        Line(string.Create(inv, $"| load time (redis-cli --pipe) | {memory.Ours.LoadTime.TotalSeconds:0.0} s | {memory.Redis.LoadTime.TotalSeconds:0.0} s | {memory.Ours.LoadTime.TotalSeconds / memory.Redis.LoadTime.TotalSeconds:0.00} |"));
+        if (memory.Garnet is { } garnet)
+        {
+            string garnetUsed = garnet.UsedMemoryAfter is null ? "n/a (no used_memory in its INFO memory)" : Bytes(garnet.UsedMemoryAfter);
+            Line("| | Ours | Redis | Garnet | Ours/Redis | Ours/Garnet |");
+            Line("| --- | ---: | ---: | ---: | ---: | ---: |");
+            Line($"| used_memory after load | {Bytes(memory.Ours.UsedMemoryAfter)} | {Bytes(memory.Redis.UsedMemoryAfter)} | {garnetUsed} | {Ratio(memory.Ours.UsedMemoryAfter, memory.Redis.UsedMemoryAfter)} | {Ratio(memory.Ours.UsedMemoryAfter, garnet.UsedMemoryAfter)} |");
+            Line($"| used_memory per key (growth / keys) | {PerKey(memory.Ours.UsedMemoryGrowth, memory.Keys)} | {PerKey(memory.Redis.UsedMemoryGrowth, memory.Keys)} | {PerKey(garnet.UsedMemoryGrowth, memory.Keys)} | {Ratio(memory.Ours.UsedMemoryGrowth, memory.Redis.UsedMemoryGrowth)} | {Ratio(memory.Ours.UsedMemoryGrowth, garnet.UsedMemoryGrowth)} |");
+            Line($"| process RSS after load | {Bytes(memory.Ours.ResidentAfter)} | {Bytes(memory.Redis.ResidentAfter)} | {Bytes(garnet.ResidentAfter)} | {Ratio(memory.Ours.ResidentAfter, memory.Redis.ResidentAfter)} | {Ratio(memory.Ours.ResidentAfter, garnet.ResidentAfter)} |");
+            Line($"| RSS per key (growth / keys) | {PerKey(memory.Ours.ResidentGrowth, memory.Keys)} | {PerKey(memory.Redis.ResidentGrowth, memory.Keys)} | {PerKey(garnet.ResidentGrowth, memory.Keys)} | {Ratio(memory.Ours.ResidentGrowth, memory.Redis.ResidentGrowth)} | {Ratio(memory.Ours.ResidentGrowth, garnet.ResidentGrowth)} |");
+            Line(string.Create(inv, $"| load time (redis-cli --pipe) | {memory.Ours.LoadTime.TotalSeconds:0.0} s | {memory.Redis.LoadTime.TotalSeconds:0.0} s | {garnet.LoadTime.TotalSeconds:0.0} s | {memory.Ours.LoadTime.TotalSeconds / memory.Redis.LoadTime.TotalSeconds:0.00} | {memory.Ours.LoadTime.TotalSeconds / garnet.LoadTime.TotalSeconds:0.00} |"));
+            if (garnet.UsedMemoryAfter is null)
+            {
+                Line();
+                Line($"Garnet's used_memory: n/a, because its INFO memory (read after the load) has no `{ServerInfo.UsedMemory}` field; its RSS rows compare with ours instead.");
+            }
+        }
+        else
+        {
+            Line("| | Ours | Redis | Ours/Redis |");
+            Line("| --- | ---: | ---: | ---: |");
+            Line($"| used_memory after load | {Bytes(memory.Ours.UsedMemoryAfter)} | {Bytes(memory.Redis.UsedMemoryAfter)} | {Ratio(memory.Ours.UsedMemoryAfter, memory.Redis.UsedMemoryAfter)} |");
+            Line($"| used_memory per key (growth / keys) | {PerKey(memory.Ours.UsedMemoryGrowth, memory.Keys)} | {PerKey(memory.Redis.UsedMemoryGrowth, memory.Keys)} | {Ratio(memory.Ours.UsedMemoryGrowth, memory.Redis.UsedMemoryGrowth)} |");
+            Line($"| process RSS after load | {Bytes(memory.Ours.ResidentAfter)} | {Bytes(memory.Redis.ResidentAfter)} | {Ratio(memory.Ours.ResidentAfter, memory.Redis.ResidentAfter)} |");
+            Line(string.Create(inv, $"| load time (redis-cli --pipe) | {memory.Ours.LoadTime.TotalSeconds:0.0} s | {memory.Redis.LoadTime.TotalSeconds:0.0} s | {memory.Ours.LoadTime.TotalSeconds / memory.Redis.LoadTime.TotalSeconds:0.00} |"));
+        }
         if (!oursHasUsedMemory)
         {
             Line();
@@ -393,13 +439,16 @@ public static class MarkdownReport
         Line();
         Line("### Scripts: EVALSHA of a small read and write script");
         Line();
-        Line($"Our server (`{result.OursCommandLine}`) and redis-server (`{result.RedisCommandLine}`) side by side. Each script was loaded with `SCRIPT LOAD` on both servers (same SHA1 on both):");
+        if (result.GarnetCommandLine is { } garnetLine)
+            Line($"Our server (`{result.OursCommandLine}`), redis-server (`{result.RedisCommandLine}`) and Garnet (`{garnetLine}`) side by side. Each script was loaded with `SCRIPT LOAD` on every server (same SHA1 on all):");
+        else
+            Line($"Our server (`{result.OursCommandLine}`) and redis-server (`{result.RedisCommandLine}`) side by side. Each script was loaded with `SCRIPT LOAD` on both servers (same SHA1 on both):");
         Line();
         foreach (var (body, digest) in result.Digests)
             Line($"    {digest}  {body}");
         Line();
         Line(string.Create(inv, $"Load: `redis-benchmark -r {ScriptSuite.KeySpace} -c {BenchmarkOptions.Clients} -n <requests> -P <pipeline> --csv EVALSHA <sha> 1 <key>`, with the read script on `{ScriptSuite.ReadKeys}` ") +
-             string.Create(inv, $"(filled first by {ScriptSuite.FillRequests:N0} random SETs of {BenchmarkOptions.DataSize}-byte values: {result.OursKeys:N0} keys on ours, {result.RedisKeys:N0} on redis) and the write script on `{ScriptSuite.WriteKeys}`. ") +
+             string.Create(inv, $"(filled first by {ScriptSuite.FillRequests:N0} random SETs of {BenchmarkOptions.DataSize}-byte values: {result.OursKeys:N0} keys on ours, {result.RedisKeys:N0} on redis{(result.GarnetKeys is { } gk ? $", {gk:N0} on garnet" : "")}) and the write script on `{ScriptSuite.WriteKeys}`. ") +
              string.Create(inv, $"{options.Rounds} round(s) after an unmeasured warm-up, the servers alternating which goes first; medians. CPU µs/req is the server process's user + system time over the run (/proc/<pid>/stat) divided by the requests."));
         Line();
         Line("| Script | Pipeline | Requests | Ours rps | Redis rps | **Ours/Redis** | per round: median (range) | Ours CPU µs/req | Redis CPU µs/req | Ours p50 ms | Redis p50 ms | Ours p99 ms | Redis p99 ms |");
@@ -413,6 +462,22 @@ public static class MarkdownReport
                 string.Create(inv, $"{Statistics.Median(row.Ours.Select(s => s.CpuMicrosPerRequest)):0.00} | {Statistics.Median(row.Redis.Select(s => s.CpuMicrosPerRequest)):0.00} | ") +
                 string.Create(inv, $"{Statistics.Median(row.Ours.Select(s => s.P50Ms!.Value)):0.000} | {Statistics.Median(row.Redis.Select(s => s.P50Ms!.Value)):0.000} | ") +
                 string.Create(inv, $"{Statistics.Median(row.Ours.Select(s => s.P99Ms!.Value)):0.000} | {Statistics.Median(row.Redis.Select(s => s.P99Ms!.Value)):0.000} |"));
+        }
+        if (result.Loads.Any(r => r.Garnet.Count > 0))
+        {
+            Line();
+            Line("Garnet in the same rounds (the same loads; each round starts one server further along: ours, redis, garnet; then redis, garnet, ours; ...):");
+            Line();
+            Line("| Script | Pipeline | Garnet rps | **Ours/Garnet** | per round: median (range) | Garnet CPU µs/req | Garnet p50 ms | Garnet p99 ms |");
+            Line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+            foreach (var row in result.Loads)
+            {
+                double ours = Statistics.Median(row.Ours.Select(s => s.RequestsPerSecond));
+                double garnet = Statistics.Median(row.Garnet.Select(s => s.RequestsPerSecond));
+                Line(string.Create(inv,
+                    $"| `{row.Load.Body}` | {row.Load.Pipeline} | {garnet:N0} | **{ours / garnet:0.00}** | {PairedRatios(row.Ours, row.Garnet, s => s.RequestsPerSecond)} | ") +
+                    string.Create(inv, $"{Statistics.Median(row.Garnet.Select(s => s.CpuMicrosPerRequest)):0.00} | {Statistics.Median(row.Garnet.Select(s => s.P50Ms!.Value)):0.000} | {Statistics.Median(row.Garnet.Select(s => s.P99Ms!.Value)):0.000} |"));
+            }
         }
     }
 
@@ -549,9 +614,9 @@ public static class MarkdownReport
     public static string Bytes(long? bytes)
         => bytes is { } b ? string.Create(CultureInfo.InvariantCulture, $"{b / 1048576.0:N1} MiB") : "n/a";
 
-    private static string PerKey(long? bytes, long keys)
+    public static string PerKey(long? bytes, long keys)
         => bytes is { } b ? string.Create(CultureInfo.InvariantCulture, $"{b / (double)keys:N1} B") : "n/a";
 
-    private static string Ratio(long? ours, long? redis)
+    public static string Ratio(long? ours, long? redis)
         => ours is { } o && redis is { } r && r != 0 ? string.Create(CultureInfo.InvariantCulture, $"{o / (double)r:0.00}") : "n/a";
 }

@@ -9,18 +9,21 @@ namespace Diagnostics.Benchmarks;
 public sealed record MemorySample(string Server, long? UsedMemoryBefore, long? UsedMemoryAfter, long? ResidentBefore, long? ResidentAfter, TimeSpan LoadTime)
 {
     public long? UsedMemoryGrowth => UsedMemoryAfter - UsedMemoryBefore;
+    public long? ResidentGrowth => ResidentAfter - ResidentBefore;
 }
 
-public sealed record MemoryResult(long Keys, int ValueSize, MemorySample Ours, MemorySample Redis);
+/// <summary>The memory comparison; <see cref="Garnet"/> is null without --garnet.</summary>
+public sealed record MemoryResult(long Keys, int ValueSize, MemorySample Ours, MemorySample Redis, MemorySample? Garnet = null);
 
 /// <summary>
 /// Loads exactly N distinct keys (SET key:%07d with a 256-byte value) into a fresh instance of
 /// each server through `redis-cli --pipe`, then reads used_memory from INFO memory and the
-/// process's resident size. One server at a time, so they never compete for memory.
+/// process's resident size. One server at a time (ours, redis, then garnet with --garnet), so they
+/// never compete for memory.
 /// </summary>
 public static partial class MemoryComparison
 {
-    public static MemoryResult Run(BenchmarkOptions options, string redisServer, string redisCli, TextWriter progress)
+    public static MemoryResult Run(BenchmarkOptions options, string redisServer, string redisCli, string? garnetServer, TextWriter progress)
     {
         MemorySample Measure(Func<ServerUnderTest> start)
         {
@@ -41,7 +44,8 @@ public static partial class MemoryComparison
 
         var ours = Measure(() => ServerUnderTest.StartOurs(options.ServerArgs));
         var redis = Measure(() => ServerUnderTest.StartRedis(redisServer));
-        return new MemoryResult(options.MemoryKeys, BenchmarkOptions.DataSize, ours, redis);
+        var garnet = garnetServer is null ? null : Measure(() => ServerUnderTest.StartGarnet(garnetServer));
+        return new MemoryResult(options.MemoryKeys, BenchmarkOptions.DataSize, ours, redis, garnet);
     }
 
     private static string Format(long? bytes) => bytes is { } b ? string.Create(CultureInfo.InvariantCulture, $"{b / 1048576.0:0.0} MiB") : "n/a";

@@ -35,11 +35,22 @@ try
     string? redisCheckAof = options.Runs(BenchmarkOptions.AofLoadSuite) ? ExternalTools.Require("redis-check-aof") : null;
     ServerUnderTest.OurServerDll();
     var machine = MachineInfo.Collect(redisServer, redisBenchmark);
+    string? garnetServer = null;
+    IReadOnlyList<GarnetCapability>? garnetCapabilities = null;
+    if (options.Garnet)
+    {
+        garnetServer = GarnetTool.Require(options.GarnetPath, progress);
+        machine = machine with { Garnet = ExternalTools.Version(garnetServer) };
+        garnetCapabilities = GarnetProbe.Run(garnetServer, progress);
+        var without = options.Suites.Where(s => !BenchmarkOptions.GarnetSuites.Contains(s)).ToArray();
+        if (without.Length > 0)
+            progress.WriteLine($"note: --garnet: the {string.Join(", ", without)} suite(s) run without Garnet (it is wired into {string.Join(", ", BenchmarkOptions.GarnetSuites)})");
+    }
 
     progress.WriteLine(string.Create(CultureInfo.InvariantCulture,
         $"{options.Rounds} round(s); suites {string.Join(',', options.Suites)}; throughput: tests {string.Join(',', options.Tests)}, {options.Requests:N0} requests at -P 1, {options.PipelinedRequests:N0} at -P 30; ") +
         string.Create(CultureInfo.InvariantCulture,
-        $"memory: {options.MemoryKeys:N0} keys; aof-write: {options.AofRequests:N0} requests; aof-load: {options.AofLoadMegabytes:N0} MiB; ") +
+        $"memory: {options.MemoryKeys:N0} keys; datamemory: {options.DataMemoryKeys:N0} keys per data set; aof-write: {options.AofRequests:N0} requests; aof-load: {options.AofLoadMegabytes:N0} MiB; ") +
         string.Create(CultureInfo.InvariantCulture,
         $"diagnostics: {options.DiagnosticsRequests:N0} requests at -P 1, {options.DiagnosticsRequests * 10:N0} at -P 30; ") +
         string.Create(CultureInfo.InvariantCulture, $"studio: {options.StudioRequests:N0} requests at -P 1, {options.StudioRequests * 10:N0} at -P 30; ") +
@@ -49,20 +60,22 @@ try
     List<ThroughputResult>? throughput = null;
     AllocationProbe? probe = null;
     string oursCommandLine, oursSettings;
-    string? redisCommandLine = null;
+    string? redisCommandLine = null, garnetCommandLine = null;
     if (options.Runs(BenchmarkOptions.ThroughputSuite))
     {
         using var ours = ServerUnderTest.StartOurs(options.ServerArgs);
         using var redis = ServerUnderTest.StartRedis(redisServer);
+        using var garnet = garnetServer is null ? null : ServerUnderTest.StartGarnet(garnetServer);
         using var probeConnection = ours.Connect();
         oursCommandLine = ours.DisplayCommandLine;
         redisCommandLine = Regex.Replace(redis.CommandLine, @" --dir \S+", "");
+        garnetCommandLine = garnet?.DisplayCommandLine;
         oursSettings = DescribeOurServer(probeConnection, ours);
-        progress.WriteLine($"ours: {oursCommandLine} on port {ours.Port} ({oursSettings}); redis: port {redis.Port}");
+        progress.WriteLine($"ours: {oursCommandLine} on port {ours.Port} ({oursSettings}); redis: port {redis.Port}" + (garnet is null ? "" : $"; garnet: port {garnet.Port}"));
         probe = AllocationProbe.TryCreate(probeConnection);
         if (probe is null)
             progress.WriteLine($"note: our INFO memory has no {ServerInfo.ManagedAllocatedBytes} field, so managed B/op will read n/a");
-        throughput = new ThroughputSuite(options, redisBenchmark, progress).Run(ours, redis, probe);
+        throughput = new ThroughputSuite(options, redisBenchmark, progress).Run(ours, redis, garnet, probe);
     }
     else
     {
@@ -74,7 +87,7 @@ try
         progress.WriteLine($"ours: {oursCommandLine} ({oursSettings})");
     }
 
-    MemoryResult? memory = options.SkipMemory ? null : MemoryComparison.Run(options, redisServer, redisCli, progress);
+    MemoryResult? memory = options.SkipMemory ? null : MemoryComparison.Run(options, redisServer, redisCli, garnetServer, progress);
     bool oursHasUsedMemory = memory?.Ours.UsedMemoryAfter is not null;
     if (memory is not null && !oursHasUsedMemory)
         progress.WriteLine($"note: our INFO memory has no {ServerInfo.UsedMemory} field, so our used_memory reads n/a");
@@ -98,12 +111,17 @@ try
         : null;
 
     ScriptSuiteResult? scripts = options.Runs(BenchmarkOptions.ScriptsSuite)
-        ? new ScriptSuite(options, redisServer, redisBenchmark, progress).Run()
+        ? new ScriptSuite(options, redisServer, redisBenchmark, progress, garnetServer).Run()
         : null;
 
     DataModelSuiteResult? dataModel = options.Runs(BenchmarkOptions.DataModelSuite)
         ? new DataModelSuite(options, redisServer, redisBenchmark, redisCli, progress).Run()
         : null;
+
+    DataMemoryResult? dataMemory = options.Runs(BenchmarkOptions.DataMemorySuite)
+        ? new DataMemorySuite(options, redisServer, redisCli, garnetServer, progress).Run()
+        : null;
+    garnetCommandLine ??= dataMemory?.CommandLines.FirstOrDefault(c => c.StartsWith("garnet-server", StringComparison.Ordinal));
 
     string? infoUnderLoad = options.Runs(BenchmarkOptions.InfoSuite)
         ? new InfoLatencySuite(options, redisServer, redisBenchmark, progress).Run()
@@ -115,7 +133,8 @@ try
         ? new RehashSuite(options, redisServer, redisCli, progress).Run()
         : null;
 
-    var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics, studio, monitor, scripts, dataModel);
+    var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics, studio, monitor, scripts, dataModel,
+        dataMemory, garnetCommandLine, garnetCapabilities);
     string report = MarkdownReport.Build(machine, options, run) + infoUnderLoad + replication + rehash;
     Console.WriteLine();
     Console.Write(report);

@@ -14,12 +14,17 @@ public sealed class ScriptResult(ScriptLoad load)
     public ScriptLoad Load { get; } = load;
     public List<DiagnosticsSample> Ours { get; } = [];
     public List<DiagnosticsSample> Redis { get; } = [];
+    /// <summary>Garnet's samples; empty without --garnet.</summary>
+    public List<DiagnosticsSample> Garnet { get; } = [];
+
+    public List<DiagnosticsSample> Of(ServerUnderTest server) => server.IsOurs ? Ours : server.IsGarnet ? Garnet : Redis;
 }
 
 /// <summary>What the scripts suite measured: the loads, the digests both servers gave, and how full the read script's key space was.</summary>
 public sealed record ScriptSuiteResult(
     IReadOnlyList<ScriptResult> Loads, IReadOnlyDictionary<string, string> Digests,
-    long OursKeys, long RedisKeys, string OursCommandLine, string RedisCommandLine);
+    long OursKeys, long RedisKeys, string OursCommandLine, string RedisCommandLine,
+    long? GarnetKeys = null, string? GarnetCommandLine = null);
 
 /// <summary>
 /// Lua scripting against redis-server: a small read script and a small write script, each loaded
@@ -29,7 +34,8 @@ public sealed record ScriptSuiteResult(
 /// redis-benchmark's throughput and latency it reads each server's CPU time around every run
 /// (/proc/&lt;pid&gt;/stat), which gives CPU time per request. Medians are reported.
 /// </summary>
-public sealed class ScriptSuite(BenchmarkOptions options, string redisServer, string redisBenchmark, TextWriter progress)
+/// With --garnet, Garnet (started with --lua) runs beside them as a third server, in the same rounds.
+public sealed class ScriptSuite(BenchmarkOptions options, string redisServer, string redisBenchmark, TextWriter progress, string? garnetServer = null)
 {
     public const string ReadScript = "return redis.call('get', KEYS[1])";
     public const string WriteScript = "return redis.call('incr', KEYS[1])";
@@ -57,13 +63,15 @@ public sealed class ScriptSuite(BenchmarkOptions options, string redisServer, st
         var results = Loads(options.ScriptRequests).Select(load => new ScriptResult(load)).ToList();
         using var ours = ServerUnderTest.StartOurs(options.ServerArgs);
         using var redis = ServerUnderTest.StartRedis(redisServer);
-        progress.WriteLine($"scripts: ours on port {ours.Port}, redis on port {redis.Port}");
+        using var garnet = garnetServer is null ? null : ServerUnderTest.StartGarnet(garnetServer);
+        ServerUnderTest[] servers = garnet is null ? [ours, redis] : [ours, redis, garnet];
+        progress.WriteLine($"scripts: ours on port {ours.Port}, redis on port {redis.Port}" + (garnet is null ? "" : $", garnet on port {garnet.Port}"));
 
         var digests = new Dictionary<string, string>(StringComparer.Ordinal);
         foreach (string body in (string[])[ReadScript, WriteScript])
-            digests[body] = LoadOnBoth(ours, redis, body);
+            digests[body] = LoadOnAll(servers, body);
         var keys = new Dictionary<ServerUnderTest, long>();
-        foreach (var server in new[] { ours, redis })
+        foreach (var server in servers)
         {
             keys[server] = Fill(server);
             Check(server, digests);
@@ -73,20 +81,22 @@ public sealed class ScriptSuite(BenchmarkOptions options, string redisServer, st
 
         for (int round = 1; round <= options.Rounds; round++)
         {
-            // Odd rounds start with ours, even ones with redis.
-            var order = round % 2 == 1 ? new[] { ours, redis } : new[] { redis, ours };
+            // Each round starts one server further along: odd rounds with ours, even ones with redis
+            // (with Garnet: ours, redis, garnet; then redis, garnet, ours; ...).
+            var order = servers.Select((_, i) => servers[(round - 1 + i) % servers.Length]).ToArray();
             foreach (var result in results)
             {
                 foreach (var server in order)
                 {
                     var sample = Measure(server, result.Load, digests[result.Load.Body]);
-                    (server.IsOurs ? result.Ours : result.Redis).Add(sample);
+                    result.Of(server).Add(sample);
                     progress.WriteLine(string.Create(CultureInfo.InvariantCulture,
                         $"round {round}/{options.Rounds}  EVALSHA {result.Load.Name,-4} -P {result.Load.Pipeline,-2}  {server.Name,-5} {sample.RequestsPerSecond,12:N0} rps  {sample.CpuMicrosPerRequest,7:0.000} us CPU/req  p50 {sample.P50Ms:0.000} ms  p99 {sample.P99Ms:0.000} ms"));
                 }
             }
         }
-        return new ScriptSuiteResult(results, digests, keys[ours], keys[redis], ours.DisplayCommandLine, redis.DisplayCommandLine);
+        return new ScriptSuiteResult(results, digests, keys[ours], keys[redis], ours.DisplayCommandLine, redis.DisplayCommandLine,
+            garnet is null ? null : keys[garnet], garnet?.DisplayCommandLine);
     }
 
     /// <summary>The EVALSHA command line a load sends, with the script's digest.</summary>
@@ -101,18 +111,18 @@ public sealed class ScriptSuite(BenchmarkOptions options, string redisServer, st
         return new DiagnosticsSample(sample.RequestsPerSecond, sample.P50Ms, sample.P99Ms, (after - before).TotalMicroseconds / load.Requests);
     }
 
-    /// <summary>SCRIPT LOAD on both servers; both must return the same digest, the script's SHA1.</summary>
-    private static string LoadOnBoth(ServerUnderTest ours, ServerUnderTest redis, string body)
+    /// <summary>SCRIPT LOAD on every server; all must return the same digest, the script's SHA1.</summary>
+    private static string LoadOnAll(ServerUnderTest[] servers, string body)
     {
         string? first = null;
-        foreach (var server in new[] { ours, redis })
+        foreach (var server in servers)
         {
             using var connection = server.Connect();
             var reply = connection.Call("SCRIPT", "LOAD", body);
             if (reply.IsError || reply.Text is not { Length: 40 } digest)
                 throw new HarnessException($"SCRIPT LOAD \"{body}\" on {server.Name} answered {reply.Kind}{reply.Text}, not a 40-digit SHA1");
             if (first is not null && digest != first)
-                throw new HarnessException($"SCRIPT LOAD \"{body}\" gave {first} on ours and {digest} on redis");
+                throw new HarnessException($"SCRIPT LOAD \"{body}\" gave {first} on ours and {digest} on {server.Name}");
             first = digest;
         }
         return first!;

@@ -8,9 +8,10 @@ using System.Text.RegularExpressions;
 namespace Diagnostics.Benchmarks;
 
 /// <summary>
-/// One server process on a free loopback port: ours (dotnet Diagnostics.Server.dll --port N ...)
-/// or Debian's redis-server (--port N --save '' --appendonly no, so neither writes to disk,
-/// unless a persistence suite passes its AOF settings and directory).
+/// One server process on a free loopback port: ours (dotnet Diagnostics.Server.dll --port N ...),
+/// Debian's redis-server (--port N --save '' --appendonly no, so neither writes to disk,
+/// unless a persistence suite passes its AOF settings and directory) or, with --garnet,
+/// Microsoft Garnet (garnet-server --port N --bind 127.0.0.1: no AOF, no checkpoints, as shipped).
 /// Its output is kept (last lines) to explain a crash.
 /// </summary>
 public sealed class ServerUnderTest : IDisposable
@@ -39,6 +40,7 @@ public sealed class ServerUnderTest : IDisposable
     public int? HttpPort { get; }
     public string CommandLine { get; }
     public bool IsOurs => Name == Ours;
+    public bool IsGarnet => Name == Garnet;
     /// <summary>The scratch --dir the server owns (deleted when it stops), if it was given one.</summary>
     public ScratchDirectory? DataDirectory => _directory;
     /// <summary>Wall time since just before the process was started (load times count from there).</summary>
@@ -64,6 +66,7 @@ public sealed class ServerUnderTest : IDisposable
 
     public const string Ours = "ours";
     public const string Redis = "redis";
+    public const string Garnet = "garnet";
 
     /// <summary>The server's dll, copied next to the harness by the project reference.</summary>
     public static string OurServerDll()
@@ -112,7 +115,26 @@ public sealed class ServerUnderTest : IDisposable
         return Start(Redis, redisServer, arguments, port, null, directory, waitUntilReady);
     }
 
-    private static ServerUnderTest Start(string name, string program, List<string> arguments, int port, int? httpPort, ScratchDirectory? directory, bool waitUntilReady)
+    /// <summary>
+    /// Starts Microsoft Garnet as shipped but for what makes it comparable with the redis-server
+    /// beside it: loopback only, and Lua on (redis-server always has it; Garnet's is off by
+    /// default). Garnet persists nothing unless asked (no --aof, no --checkpoint-freq, no
+    /// --storage-tier), as redis-server runs here with --save '' --appendonly no. It gets a
+    /// private scratch directory as working directory and --checkpointdir, owned and deleted when
+    /// it stops, so a SAVE or anything it writes never lands in the repository.
+    /// </summary>
+    public static ServerUnderTest StartGarnet(string garnetServer, IReadOnlyList<string>? extra = null, ScratchDirectory? directory = null, bool waitUntilReady = true)
+    {
+        int port = FreePort();
+        directory ??= ScratchDirectory.Create("diagnostics-bench-garnet-");
+        var arguments = new List<string> { "--port", port.ToString(CultureInfo.InvariantCulture), "--bind", "127.0.0.1", "--lua", "--checkpointdir", directory.Path };
+        if (extra is not null)
+            arguments.AddRange(extra);
+        return Start(Garnet, garnetServer, arguments, port, null, directory, waitUntilReady, workingDirectory: directory.Path);
+    }
+
+    private static ServerUnderTest Start(string name, string program, List<string> arguments, int port, int? httpPort, ScratchDirectory? directory, bool waitUntilReady,
+        string? workingDirectory = null)
     {
         var info = new ProcessStartInfo(program)
         {
@@ -120,6 +142,8 @@ public sealed class ServerUnderTest : IDisposable
             RedirectStandardError = true,
             UseShellExecute = false,
         };
+        if (workingDirectory is not null)
+            info.WorkingDirectory = workingDirectory;
         foreach (string a in arguments)
             info.ArgumentList.Add(a);
         string commandLine = Path.GetFileName(program) + " " + string.Join(' ', arguments.Select(a => a.Length == 0 ? "''" : a));
