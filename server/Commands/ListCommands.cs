@@ -518,26 +518,24 @@ public static unsafe class ListCommands
         }
     }
 
-    /// <summary>LMOVE of a list onto itself: the end element goes to the other end (or stays).</summary>
+    /// <summary>LMOVE of a list onto itself: the end element is popped and pushed back at the end named.</summary>
     private static void Rotate(ListValue* list, bool fromHead, bool toHead)
     {
-        if (fromHead == toHead || list->Count < 2)
-            return;
+        // Popped and pushed even when both ends are the same, as Redis does: the nodes can change
+        // (a head node emptied by the pop is gone, and the push may then join the next one).
         Span<byte> scratch = stackalloc byte[ElementScratch];
         ReadOnlySpan<byte> element = (fromHead ? list->Head : list->Tail).AsBytes(scratch);
         // Copy out: the pop frees or moves the node the element lives in.
         Span<byte> copy = element.Length <= 256 ? stackalloc byte[element.Length] : new byte[element.Length];
         element.CopyTo(copy);
         if (fromHead)
-        {
             list->RemoveHead();
-            list->PushTail(copy);
-        }
         else
-        {
             list->RemoveTail();
+        if (toHead)
             list->PushHead(copy);
-        }
+        else
+            list->PushTail(copy);
     }
 
     /// <summary>LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]: pops from the first non-empty list; [key, elements] or null.</summary>

@@ -399,7 +399,9 @@ public static unsafe class SortCommands
     private static void Store(ref CommandContext c, int destinationIndex, SortItem[] items, long start, long end, int getCount, ref byte[]? keyBuffer)
     {
         ReadOnlySpan<byte> destination = c.Arg(destinationIndex);
-        ListValue* list = ListValue.Create(c.Server.Config.ListMaxListpackSize, c.Server.Config.ListCompressDepth);
+        // Redis 7.0's SORT creates the list with quicklist's defaults (8 KB nodes, no compression),
+        // not list-max-listpack-size: so does this, so its nodes (and DUMP) match.
+        ListValue* list = ListValue.Create();
         for (long i = start; i <= end; i++)
         {
             ReadOnlySpan<byte> element = items[i].ElementBytes;
