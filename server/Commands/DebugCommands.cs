@@ -146,10 +146,29 @@ public static unsafe class DebugCommands
             return;
         }
         string encoding = System.Text.Encoding.ASCII.GetString(ValueEncoding.Of(e));
+        long serialized = e->Type == Engine.ValueType.List ? ListSerializedLength(ref c, e) : ValueEncoding.SerializedLength(e);
         string text = string.Create(CultureInfo.InvariantCulture,
-            $"Value at:0x{(ulong)e:x} refcount:1 encoding:{encoding} serializedlength:{ValueEncoding.SerializedLength(e)} lru:{LruClock.SecondsOf(e->AccessClock)} lru_seconds_idle:{LruClock.IdleSeconds(e->AccessClock)}");
+            $"Value at:0x{(ulong)e:x} refcount:1 encoding:{encoding} serializedlength:{serialized} lru:{LruClock.SecondsOf(e->AccessClock)} lru_seconds_idle:{LruClock.IdleSeconds(e->AccessClock)}");
+        if (e->Type == Engine.ValueType.List)
+            text += QuicklistFields(Values.List(e));
         c.Reply.SimpleString(text);
     }
+
+    /// <summary>
+    /// rdbSavedObjectLen of a list: its nodes as the RDB writes them, LZF-compressed when
+    /// rdbcompression is on, as Redis measures them (by serializing).
+    /// </summary>
+    private static long ListSerializedLength(ref CommandContext c, Entry* e)
+    {
+        using var writer = new Persistence.RdbWriter(Persistence.RdbWriteOptions.From(c.Server.Config));
+        writer.WriteValue(e);
+        return writer.Length - 1; // without the type byte
+    }
+
+    /// <summary>What Redis 7.0's DEBUG OBJECT adds for a quicklist: nodes, average elements per node, the fill, whether compression is on, the nodes' bytes.</summary>
+    private static string QuicklistFields(ListValue* list)
+        => string.Create(CultureInfo.InvariantCulture,
+            $" ql_nodes:{list->NodeCount} ql_avg_node:{(double)list->Count / list->NodeCount:F2} ql_listpack_max:{list->Fill} ql_compressed:{(list->CompressDepth != 0 ? 1 : 0)} ql_uncompressed_size:{list->NodeBytes}");
 
     private static void Help(ref CommandContext c)
     {

@@ -1,4 +1,5 @@
 using Diagnostics.Server.DataTypes;
+using Diagnostics.Server.DataTypes.Packed;
 using Diagnostics.Server.Engine;
 using static Diagnostics.Server.Commands.CommandFlags;
 
@@ -7,6 +8,9 @@ namespace Diagnostics.Server.Commands;
 /// <summary>List commands over a <see cref="ListValue"/>: pushes, pops, indexes, ranges and moves between lists.</summary>
 public static unsafe class ListCommands
 {
+    /// <summary>Room for an integer element's text (20 digits and a sign).</summary>
+    internal const int ElementScratch = 24;
+
     private const string CountNotPositive = "ERR value is out of range, must be positive";
     private const string IndexOutOfRange = "ERR index out of range";
 
@@ -99,7 +103,7 @@ public static unsafe class ListCommands
                 c.Reply.Integer(0);
             return;
         }
-        ListValue* list = Values.List(e);
+        ListValue* list = Opened(ref c, e);
         for (int i = 2; i < c.ArgCount; i++)
         {
             if (head)
@@ -108,6 +112,29 @@ public static unsafe class ListCommands
                 list->PushTail(c.Arg(i));
         }
         c.Reply.Integer(list->Count);
+    }
+
+    /// <summary>
+    /// The list of an entry about to be written. A list with no element is one just created
+    /// (lists are deleted once empty), and takes the node limit and compress depth from the
+    /// settings now, as Redis's quicklistSetOptions does when it creates a list.
+    /// </summary>
+    internal static ListValue* Opened(ref CommandContext c, Entry* e)
+    {
+        ListValue* list = Values.List(e);
+        if (list->Count == 0)
+            list->Configure(c.Server.Config.ListMaxListpackSize, c.Server.Config.ListCompressDepth);
+        return list;
+    }
+
+    /// <summary>Replies with one element as a bulk string (an integer element as its digits).</summary>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
+    internal static void ReplyElement(ref CommandContext c, in ListpackElement element)
+    {
+        if (element.IsInteger)
+            c.Reply.BulkInteger(element.Integer);
+        else
+            c.Reply.Bulk(element.Span);
     }
 
     // ---- pop -----------------------------------------------------------------------------
@@ -161,12 +188,12 @@ public static unsafe class ListCommands
     {
         if (head)
         {
-            c.Reply.Bulk((*list)[0]);
+            ReplyElement(ref c, list->Head);
             list->RemoveHead();
         }
         else
         {
-            c.Reply.Bulk((*list)[list->Count - 1]);
+            ReplyElement(ref c, list->Tail);
             list->RemoveTail();
         }
     }
@@ -205,16 +232,18 @@ public static unsafe class ListCommands
         }
         ListValue* list = Values.List(e);
         c.Reply.ArrayHeader(to - from + 1);
-        for (long i = from; i <= to; i++)
-            c.Reply.Bulk((*list)[(int)i]);
+        // From the nearer end, as Redis walks it; the reply is in head-to-tail order either way.
+        var iterator = list->From(from, forward: true);
+        for (long i = from; i <= to && iterator.Next(out var element); i++)
+            ReplyElement(ref c, element);
     }
 
     /// <summary>A Redis index (negative from the end) as a position in the list, or -1 when outside it.</summary>
-    private static int Position(long index, int length)
+    private static long Position(long index, long length)
     {
         if (index < 0)
             index += length;
-        return index < 0 || index >= length ? -1 : (int)index;
+        return index < 0 || index >= length ? -1 : index;
     }
 
     private static void LIndex(ref CommandContext c)
@@ -224,11 +253,11 @@ public static unsafe class ListCommands
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.List, out bool failed);
         if (failed)
             return;
-        int position = e == null ? -1 : Position(index, Values.List(e)->Count);
+        long position = e == null ? -1 : Position(index, Values.List(e)->Count);
         if (position < 0)
             c.Reply.Null();
         else
-            c.Reply.Bulk((*Values.List(e))[position]);
+            ReplyElement(ref c, Values.List(e)->Get(position));
     }
 
     // ---- in-place writes -----------------------------------------------------------------
@@ -246,7 +275,7 @@ public static unsafe class ListCommands
             return;
         }
         ListValue* list = Values.List(e);
-        int position = Position(index, list->Count);
+        long position = Position(index, list->Count);
         if (position < 0)
         {
             c.Error(IndexOutOfRange);
@@ -278,12 +307,8 @@ public static unsafe class ListCommands
             return;
         }
         ListValue* list = Values.List(e);
-        ReadOnlySpan<byte> pivot = c.Arg(3);
-        for (int i = 0; i < list->Count; i++)
+        if (list->InsertBeside(c.Arg(3), c.Arg(4), after))
         {
-            if (!(*list)[i].SequenceEqual(pivot))
-                continue;
-            list->Insert(after ? i + 1 : i, c.Arg(4));
             c.Reply.Integer(list->Count);
             return;
         }
@@ -320,7 +345,7 @@ public static unsafe class ListCommands
         {
             ListValue* list = Values.List(e);
             if (TryClamp(start, stop, list->Count, out long from, out long to))
-                list->Trim((int)from, (int)to);
+                list->Trim(from, to);
             else
                 list->Trim(1, 0);
             TypedKeys.DeleteIfEmpty(ref c, c.Arg(1), e);
@@ -383,17 +408,18 @@ public static unsafe class ListCommands
             return;
         }
         ListValue* list = Values.List(e);
-        ReadOnlySpan<byte> element = c.Arg(2);
+        var matcher = new ListValue.Matcher(c.Arg(2));
         int length = list->Count;
         long limit = maxLength == 0 ? length : Math.Min(maxLength, length);
         long wanted = !many ? 1 : count == 0 ? long.MaxValue : count;
         long skip = Math.Abs(rank) - 1;
         // Matches are collected first, since their count precedes them in the reply (a rare command: a list is fine).
         var found = new List<long>();
-        for (long scanned = 0; scanned < limit && found.Count < wanted; scanned++)
+        var iterator = list->From(rank > 0 ? 0 : length - 1, forward: rank > 0);
+        for (long scanned = 0; scanned < limit && found.Count < wanted && iterator.Next(out var candidate); scanned++)
         {
-            int index = rank > 0 ? (int)scanned : length - 1 - (int)scanned;
-            if (!(*list)[index].SequenceEqual(element))
+            long index = rank > 0 ? scanned : length - 1 - scanned;
+            if (!matcher.Matches(candidate))
                 continue;
             if (skip > 0)
             {
@@ -454,12 +480,13 @@ public static unsafe class ListCommands
         if (TypedKeys.Write(ref c, destination, Engine.ValueType.List, out failed) == null && failed)
             return;
         ListValue* list = Values.List(from);
-        ReadOnlySpan<byte> element = fromHead ? (*list)[0] : (*list)[list->Count - 1];
+        Span<byte> scratch = stackalloc byte[ElementScratch];
+        ReadOnlySpan<byte> element = (fromHead ? list->Head : list->Tail).AsBytes(scratch);
         c.Reply.Bulk(element);
         // Pushed before it is popped: the element's bytes live in the source list until then,
         // and the destination may be the source itself (a rotation).
         Entry* to = TypedKeys.WriteOrCreate(ref c, destination, Engine.ValueType.List);
-        ListValue* target = Values.List(to);
+        ListValue* target = Opened(ref c, to);
         // Redis announces the push to the destination before the pop from the source.
         TypedKeys.Notify(ref c, Engine.KeyspaceEventTypes.List, toHead ? "lpush"u8 : "rpush"u8, destination);
         TypedKeys.Notify(ref c, Engine.KeyspaceEventTypes.List, fromHead ? "lpop"u8 : "rpop"u8, source);
@@ -491,26 +518,24 @@ public static unsafe class ListCommands
         }
     }
 
-    /// <summary>LMOVE of a list onto itself: the end element goes to the other end (or stays).</summary>
+    /// <summary>LMOVE of a list onto itself: the end element is popped and pushed back at the end named.</summary>
     private static void Rotate(ListValue* list, bool fromHead, bool toHead)
     {
-        if (fromHead == toHead || list->Count < 2)
-            return;
-        int index = fromHead ? 0 : list->Count - 1;
-        ReadOnlySpan<byte> element = (*list)[index];
-        // Copy out: pushing may move the ring and the element may live in its slot.
+        // Popped and pushed even when both ends are the same, as Redis does: the nodes can change
+        // (a head node emptied by the pop is gone, and the push may then join the next one).
+        Span<byte> scratch = stackalloc byte[ElementScratch];
+        ReadOnlySpan<byte> element = (fromHead ? list->Head : list->Tail).AsBytes(scratch);
+        // Copy out: the pop frees or moves the node the element lives in.
         Span<byte> copy = element.Length <= 256 ? stackalloc byte[element.Length] : new byte[element.Length];
         element.CopyTo(copy);
         if (fromHead)
-        {
             list->RemoveHead();
-            list->PushTail(copy);
-        }
         else
-        {
             list->RemoveTail();
+        if (toHead)
             list->PushHead(copy);
-        }
+        else
+            list->PushTail(copy);
     }
 
     /// <summary>LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]: pops from the first non-empty list; [key, elements] or null.</summary>

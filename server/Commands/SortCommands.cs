@@ -172,9 +172,10 @@ public static unsafe class SortCommands
         long count = direct ? Math.Max(0, end - start + 1) : length;
         SortItem[] items = ArrayPool<SortItem>.Shared.Rent((int)Math.Max(count, 1));
         byte[]? keyBuffer = null;
+        byte[]? integerTexts = null;
         try
         {
-            int loaded = source == null ? 0 : Load(source, items, direct, start, count, options.Descending);
+            int loaded = source == null ? 0 : Load(source, items, direct, start, count, options.Descending, ref integerTexts);
             if (direct)
             {
                 end -= start;
@@ -200,13 +201,18 @@ public static unsafe class SortCommands
         finally
         {
             ArrayPool<SortItem>.Shared.Return(items);
+            GC.KeepAlive(integerTexts); // items point into it until here
             if (keyBuffer is not null)
                 ArrayPool<byte>.Shared.Return(keyBuffer);
         }
     }
 
-    /// <summary>Fills <paramref name="items"/> with the elements; returns how many.</summary>
-    private static int Load(Entry* source, SortItem[] items, bool direct, long start, long count, bool descending)
+    /// <summary>
+    /// Fills <paramref name="items"/> with the elements; returns how many. A list's integer
+    /// elements have no text in the list, so theirs is written to <paramref name="integerTexts"/>
+    /// (pinned, allocated on the first one), which the caller keeps alive while items are used.
+    /// </summary>
+    private static int Load(Entry* source, SortItem[] items, bool direct, long start, long count, bool descending, ref byte[]? integerTexts)
     {
         int n = 0;
         switch (source->Type)
@@ -214,10 +220,22 @@ public static unsafe class SortCommands
             case Engine.ValueType.List:
             {
                 ListValue* list = Values.List(source);
-                for (long i = 0; i < count; i++)
+                if (count == 0)
+                    break;
+                long first = !direct ? 0 : descending ? list->Count - start - 1 : start;
+                var iterator = list->From(first, forward: !direct || !descending);
+                int textUsed = 0;
+                for (long i = 0; i < count && iterator.Next(out var element); i++)
                 {
-                    long index = !direct ? i : descending ? list->Count - start - 1 - i : start + i;
-                    Put(items, ref n, (*list)[(int)index]);
+                    if (!element.IsInteger)
+                    {
+                        Put(items, ref n, element.Span);
+                        continue;
+                    }
+                    integerTexts ??= GC.AllocateUninitializedArray<byte>((int)Math.Min(count * 20, int.MaxValue), pinned: true);
+                    ReadOnlySpan<byte> text = element.AsBytes(integerTexts.AsSpan(textUsed));
+                    textUsed += text.Length;
+                    Put(items, ref n, text);
                 }
                 break;
             }
@@ -381,6 +399,8 @@ public static unsafe class SortCommands
     private static void Store(ref CommandContext c, int destinationIndex, SortItem[] items, long start, long end, int getCount, ref byte[]? keyBuffer)
     {
         ReadOnlySpan<byte> destination = c.Arg(destinationIndex);
+        // Redis 7.0's SORT creates the list with quicklist's defaults (8 KB nodes, no compression),
+        // not list-max-listpack-size: so does this, so its nodes (and DUMP) match.
         ListValue* list = ListValue.Create();
         for (long i = start; i <= end; i++)
         {
@@ -429,8 +449,10 @@ public static unsafe class SortCommands
         log = c.LogAs(2 + list->Count)!;
         log.Argument("RPUSH"u8);
         log.Argument(destination);
-        for (int i = 0; i < list->Count; i++)
-            log.Argument((*list)[i]);
+        Span<byte> scratch = stackalloc byte[24];
+        var iterator = list->From(0, forward: true);
+        while (iterator.Next(out var element))
+            log.Argument(element.AsBytes(scratch));
         log.EndCommand();
     }
 

@@ -185,6 +185,7 @@ public sealed class ServerConfig
         Memory("zset-max-listpack-value", () => ZsetMaxListpackValue, v => ZsetMaxListpackValue = v, 0, long.MaxValue, "zset-max-ziplist-value");
         Long("set-max-intset-entries", () => SetMaxIntsetEntries, v => SetMaxIntsetEntries = v, 0, long.MaxValue);
         Int("list-max-listpack-size", () => ListMaxListpackSize, v => ListMaxListpackSize = v, int.MinValue, int.MaxValue, aliases: "list-max-ziplist-size");
+        Int("list-compress-depth", () => ListCompressDepth, v => ListCompressDepth = v, 0, int.MaxValue);
         Bool("rdbcompression", () => RdbCompression, v => RdbCompression = v);
         Bool("rdbchecksum", () => RdbChecksum, v => RdbChecksum = v);
 
@@ -394,6 +395,9 @@ public sealed class ServerConfig
     public long SetMaxIntsetEntries { get; private set; } = 512;
     /// <summary>list-max-listpack-size: a list node's limit, in elements when positive, in bytes (-1: 4 KB ... -5: 64 KB) when negative.</summary>
     public int ListMaxListpackSize { get; private set; } = -2;
+
+    /// <summary>list-compress-depth: nodes at each end of a list left uncompressed (0: none compressed); a list keeps the value it was created with.</summary>
+    public int ListCompressDepth { get; private set; }
     /// <summary>rdbcompression: LZF-compress strings over 20 bytes in RDB files and DUMP payloads.</summary>
     public bool RdbCompression { get; private set; } = true;
     /// <summary>rdbchecksum: end RDB files with their CRC-64 (0 when off, which readers skip).</summary>
@@ -627,7 +631,7 @@ public sealed class ServerConfig
 
     private static readonly (string Name, string Value)[] InertDefaults =
     [
-        ("list-compress-depth", "0"), ("set-max-listpack-entries", "128"), ("set-max-listpack-value", "64"),
+        ("set-max-listpack-entries", "128"), ("set-max-listpack-value", "64"),
         ("activerehashing", "yes"), ("lazyfree-lazy-eviction", "no"), ("lazyfree-lazy-expire", "no"),
         ("lazyfree-lazy-server-del", "no"), ("lazyfree-lazy-user-del", "no"), ("lazyfree-lazy-user-flush", "no"),
         ("activedefrag", "no"), ("aof-timestamp-enabled", "no"),

@@ -59,10 +59,11 @@ public static unsafe class ValueEncoding
                 return Prefixed(e->ValueLength);
             case ValueType.List:
             {
+                // Each node as the RDB writes it: its container, then its bytes (before LZF).
                 ListValue* list = Values.List(e);
-                long total = LengthPrefix(list->Count);
-                for (int i = 0; i < list->Count; i++)
-                    total += Prefixed((*list)[i].Length);
+                long total = LengthPrefix(list->NodeCount);
+                for (int i = 0; i < list->NodeCount; i++)
+                    total += 1 + Prefixed(list->NodeAt(i)->Size);
                 return total;
             }
             case ValueType.SortedSet:

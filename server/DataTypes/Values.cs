@@ -128,14 +128,8 @@ public static unsafe class Values
                 break;
             }
             case ValueType.List:
-            {
-                ListValue* from = List(source);
-                ListValue* to = ListValue.Create();
-                for (int i = 0; i < from->Count; i++)
-                    to->PushTail((*from)[i]);
-                structure = to;
+                structure = List(source)->Copy();
                 break;
-            }
             case ValueType.SortedSet:
             {
                 SortedSetValue* to = SortedSetValue.Create();

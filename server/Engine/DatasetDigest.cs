@@ -75,9 +75,11 @@ public static unsafe class DatasetDigest
                 break;
             case ValueType.List:
             {
-                ListValue* list = Values.List(e);
-                for (int i = 0; i < list->Count; i++)
-                    Mix(digest, (*list)[i]);
+                // Integer elements are mixed as their text, as Redis's digest of a quicklist does.
+                Span<byte> scratch = stackalloc byte[24];
+                var iterator = Values.List(e)->From(0, forward: true);
+                while (iterator.Next(out var element))
+                    Mix(digest, element.AsBytes(scratch));
                 break;
             }
             case ValueType.Set:

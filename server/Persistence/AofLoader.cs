@@ -31,6 +31,7 @@ public static class AofLoader
         long lastReport = 0;
         using var replayer = new CommandReplayer(server, keyspace);
         var rdb = new RdbLoadVisitor(keyspace);
+        rdb.UseListShape(server.Config.ListMaxListpackSize, server.Config.ListCompressDepth);
         for (int i = 0; i < files.Count; i++)
         {
             var info = files[i];

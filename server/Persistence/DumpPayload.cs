@@ -40,11 +40,13 @@ internal static unsafe class DumpPayload
     /// <summary>
     /// A detached entry named <paramref name="key"/> holding the value of a verified payload, without
     /// expiry, in tracked memory; null when the value is corrupt or of a type this server lacks.
-    /// Bytes between the value and the trailer are ignored, as Redis ignores them.
+    /// Bytes between the value and the trailer are ignored, as Redis ignores them. A list takes
+    /// <paramref name="listFill"/> and <paramref name="listCompressDepth"/> (the settings now).
     /// </summary>
-    public static Entry* Read(ReadOnlySpan<byte> payload, ReadOnlySpan<byte> key)
+    public static Entry* Read(ReadOnlySpan<byte> payload, ReadOnlySpan<byte> key, int listFill = -2, int listCompressDepth = 0)
     {
         var visitor = new ValueVisitor();
+        visitor.UseListShape(listFill, listCompressDepth);
         try
         {
             fixed (byte* bytes = payload)

@@ -25,6 +25,22 @@ public interface IRdbVisitor
     void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs, long sizeHint);
 
     void ListElement(ReadOnlySpan<byte> element);
+
+    /// <summary>
+    /// A quicklist node (RDB types 14 and 18, a ziplist node already converted): a listpack of
+    /// the list's next elements, checked element by element. A visitor that keeps nodes takes it
+    /// whole; by default its elements go to <see cref="ListElement"/>.
+    /// </summary>
+    void ListNode(ReadOnlySpan<byte> listpack)
+    {
+        Span<byte> scratch = stackalloc byte[24];
+        var reader = new Listpack(listpack);
+        while (reader.Next(out var element))
+            ListElement(element.AsBytes(scratch));
+    }
+
+    /// <summary>A PLAIN quicklist node: one element that Redis keeps in a node of its own.</summary>
+    void ListPlainNode(ReadOnlySpan<byte> element) => ListElement(element);
     void SetMember(ReadOnlySpan<byte> member);
     void HashField(ReadOnlySpan<byte> field, ReadOnlySpan<byte> value);
     void SortedSetMember(ReadOnlySpan<byte> member, double score);

@@ -96,11 +96,12 @@ public static unsafe class KeyspaceDumper
             {
                 case Engine.ValueType.List:
                 {
-                    ListValue* list = Values.List(e);
-                    for (int i = 0; i < list->Count; i++)
+                    Span<byte> scratch = stackalloc byte[24];
+                    var iterator = Values.List(e)->From(0, forward: true);
+                    while (iterator.Next(out var element))
                     {
                         Begin("RPUSH"u8, key, ref inCommand, ref remaining, 1);
-                        output.Argument((*list)[i]);
+                        output.Argument(element.AsBytes(scratch));
                         End(ref inCommand);
                     }
                     break;

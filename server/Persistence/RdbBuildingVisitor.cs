@@ -25,6 +25,11 @@ internal abstract unsafe class RdbBuildingVisitor(RdbEntryBuilder builder) : IRd
         => builder.BeginCollection(kind, key, expireAtUnixMs);
 
     public void ListElement(ReadOnlySpan<byte> element) => builder.ListElement(element);
+    public void ListNode(ReadOnlySpan<byte> listpack) => builder.ListNode(listpack);
+    public void ListPlainNode(ReadOnlySpan<byte> element) => builder.ListPlainNode(element);
+
+    /// <summary>Lists built here take this node limit and compress depth (list-max-listpack-size, list-compress-depth), as Redis's load does.</summary>
+    public void UseListShape(int fill, int compressDepth) => builder.UseListShape(fill, compressDepth);
     public void SetMember(ReadOnlySpan<byte> member) => builder.SetMember(member);
     public void HashField(ReadOnlySpan<byte> field, ReadOnlySpan<byte> value) => builder.HashField(field, value);
     public void SortedSetMember(ReadOnlySpan<byte> member, double score) => builder.SortedSetMember(member, score);

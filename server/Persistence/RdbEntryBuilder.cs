@@ -34,10 +34,27 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
             _ => ValueType.SortedSet,
         };
         _building = Values.NewEntry(key, Keyspace.Hash(key), type);
+        if (type == ValueType.List)
+            Values.List(_building)->Configure(_listFill, _listCompressDepth);
         _expireAt = expireAtUnixMs;
     }
 
+    private int _listFill = -2;
+    private int _listCompressDepth;
+
+    public void UseListShape(int fill, int compressDepth)
+    {
+        _listFill = fill;
+        _listCompressDepth = compressDepth;
+    }
+
+    /// <summary>An element of a list stored element by element (RDB types 1 and 10): pushed at the tail, so nodes are cut as RPUSH cuts them.</summary>
     public void ListElement(ReadOnlySpan<byte> element) => Values.List(_building)->PushTail(element);
+
+    /// <summary>A quicklist node, kept as the node it was (Redis's quicklistAppendListpack).</summary>
+    public void ListNode(ReadOnlySpan<byte> listpack) => Values.List(_building)->AppendListpack(listpack);
+
+    public void ListPlainNode(ReadOnlySpan<byte> element) => Values.List(_building)->AppendPlain(element);
 
     public void SetMember(ReadOnlySpan<byte> member)
     {

@@ -1,4 +1,5 @@
 using System.Buffers.Binary;
+using Diagnostics.Server.DataTypes.Packed;
 
 namespace Diagnostics.Server.Persistence;
 
@@ -102,9 +103,9 @@ public sealed partial class RdbReader
                         long at = Offset;
                         ReadString(_value);
                         if (container == QuicklistNodePlain)
-                            visitor.ListElement(_value.Span);
+                            visitor.ListPlainNode(_value.Span);
                         else if (container == QuicklistNodePacked)
-                            Unpack(type == TypeListQuicklist ? PackedFormat.Ziplist : PackedFormat.Listpack, RdbCollection.List, visitor, at);
+                            ListNode(type == TypeListQuicklist ? PackedFormat.Ziplist : PackedFormat.Listpack, visitor, at);
                         else
                             throw new RdbFormatException($"unknown quicklist node container {container} while reading {_reading}", at);
                     }
@@ -134,6 +135,58 @@ public sealed partial class RdbReader
     }
 
     private enum PackedFormat { Listpack, Ziplist, Intset, Zipmap }
+
+    /// <summary>
+    /// Hands one quicklist node in <see cref="_value"/> to the visitor as a listpack, checked
+    /// element by element first; a ziplist node (type 14) is converted, element by element as
+    /// Redis's load converts it, so the node stays the node it was.
+    /// </summary>
+    private void ListNode(PackedFormat format, IRdbVisitor visitor, long blobOffset)
+    {
+        try
+        {
+            ReadOnlySpan<byte> blob = _value.Span;
+            if (format == PackedFormat.Listpack)
+            {
+                var check = new Listpack(blob);
+                while (check.Next(out _))
+                {
+                }
+                visitor.ListNode(blob);
+                return;
+            }
+            visitor.ListNode(ZiplistAsListpack(blob));
+        }
+        catch (InvalidDataException ex)
+        {
+            throw new RdbFormatException($"corrupt {format.ToString().ToLowerInvariant()} while reading {_reading}: {ex.Message}", blobOffset);
+        }
+    }
+
+    /// <summary>A ziplist's elements as a listpack (each element stored as an integer when it reads as one, as lpAppend does).</summary>
+    private static byte[] ZiplistAsListpack(ReadOnlySpan<byte> ziplist)
+    {
+        Span<byte> scratch = stackalloc byte[24];
+        long size = NativeListpack.HeaderSize + 1;
+        int count = 0;
+        var sizing = new Ziplist(ziplist);
+        while (sizing.Next(out var element))
+        {
+            size += NativeListpack.StringSize(element.AsBytes(scratch));
+            count++;
+        }
+        if (size > int.MaxValue - 64)
+            throw new InvalidDataException($"a ziplist node of {size} bytes as a listpack");
+        var listpack = new byte[size];
+        int at = NativeListpack.HeaderSize;
+        var reader = new Ziplist(ziplist);
+        while (reader.Next(out var element))
+            at += NativeListpack.WriteString(element.AsBytes(scratch), listpack.AsSpan(at));
+        listpack[at] = 0xFF;
+        BinaryPrimitives.WriteUInt32LittleEndian(listpack, (uint)size);
+        BinaryPrimitives.WriteUInt16LittleEndian(listpack.AsSpan(4), (ushort)Math.Min(count, ushort.MaxValue));
+        return listpack;
+    }
 
     /// <summary>Hands the elements of the packed blob in <see cref="_value"/> to the visitor.</summary>
     private void Unpack(PackedFormat format, RdbCollection kind, IRdbVisitor visitor, long blobOffset)

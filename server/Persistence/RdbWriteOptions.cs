@@ -17,11 +17,10 @@ public readonly record struct RdbWriteOptions(
     long HashMaxListpackValue,
     long ZsetMaxListpackEntries,
     long ZsetMaxListpackValue,
-    long SetMaxIntsetEntries,
-    int ListMaxListpackSize)
+    long SetMaxIntsetEntries)
 {
-    /// <summary>Redis 7.0's defaults: compression and checksum on, no hint, 128/64, 128/64, 512, -2 (8 KB list nodes).</summary>
-    public static RdbWriteOptions Default => new(true, true, RdbKeyHint.None, 128, 64, 128, 64, 512, -2);
+    /// <summary>Redis 7.0's defaults: compression and checksum on, no hint, 128/64, 128/64, 512 (lists are written as the nodes they hold).</summary>
+    public static RdbWriteOptions Default => new(true, true, RdbKeyHint.None, 128, 64, 128, 64, 512);
 
     /// <summary>The options the server's settings give now (rdbcompression, rdbchecksum, maxmemory-policy, the *-max-* limits).</summary>
     public static RdbWriteOptions From(ServerConfig config) => new(
@@ -32,8 +31,7 @@ public readonly record struct RdbWriteOptions(
         config.HashMaxListpackValue,
         config.ZsetMaxListpackEntries,
         config.ZsetMaxListpackValue,
-        config.SetMaxIntsetEntries,
-        config.ListMaxListpackSize);
+        config.SetMaxIntsetEntries);
 
     /// <summary>Redis's choice in rdbSaveKeyValuePair: the idle time under an LRU policy, the counter under an LFU one.</summary>
     public static RdbKeyHint HintFor(EvictionPolicy policy)

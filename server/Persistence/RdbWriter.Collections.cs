@@ -16,79 +16,20 @@ public sealed unsafe partial class RdbWriter
     // Quicklist nodes: PLAIN holds one element as it is, PACKED a listpack of several.
     private const int QuicklistNodePlain = 1;
     private const int QuicklistNodePacked = 2;
-    // Elements from 1 GB on get a PLAIN node of their own (quicklist's packed_threshold).
-    private const int PackedThreshold = 1 << 30;
-    // quicklist's SIZE_SAFETY_LIMIT and SIZE_ESTIMATE_OVERHEAD (Redis 7.0).
-    private const int NodeSafetyLimit = 8192;
-    private const int NodeEntryOverhead = 8;
-    // list-max-listpack-size is clamped to this range by quicklistSetFill.
-    private const int MinFill = -5;
-    private const int MaxFill = short.MaxValue;
     private const int EmptyListpackBytes = NativeListpack.HeaderSize + 1;
 
-    // ---- lists: quicklist 2, nodes cut where RPUSH would have cut them -------------------------
+    // ---- lists: quicklist 2, written node by node as the list holds them ------------------------
 
+    /// <summary>rdbSaveObject's quicklist: the node count, then each node's container and its bytes (a listpack, or a plain element).</summary>
     private void WriteQuicklist(ListValue* list)
     {
-        int fill = Math.Clamp(Options.ListMaxListpackSize, MinFill, MaxFill);
-        long nodes = 0;
-        for (int i = 0; i < list->Count; nodes++)
-            i = NodeEnd(list, i, fill, out _);
-        WriteLength((ulong)nodes);
-        for (int i = 0; i < list->Count;)
+        WriteLength((ulong)list->NodeCount);
+        for (int i = 0; i < list->NodeCount; i++)
         {
-            int end = NodeEnd(list, i, fill, out bool plain);
-            if (plain)
-            {
-                WriteLength(QuicklistNodePlain);
-                WriteString((*list)[i]);
-            }
-            else
-            {
-                WriteLength(QuicklistNodePacked);
-                var lp = BeginListpack();
-                for (int j = i; j < end; j++)
-                    AppendToListpack(ref lp, (*list)[j]);
-                EndListpack(ref lp);
-            }
-            i = end;
+            ListNode* node = list->NodeAt(i);
+            WriteLength(node->IsPlain ? (ulong)QuicklistNodePlain : QuicklistNodePacked);
+            WriteString(new ReadOnlySpan<byte>(node->Block, (int)node->Size));
         }
-    }
-
-    /// <summary>
-    /// Where the node that starts at element <paramref name="start"/> ends, had the list been built
-    /// by pushing its elements at the tail in order: each goes into the last node while
-    /// _quicklistNodeAllowInsert allows, else starts a new one.
-    /// </summary>
-    private static int NodeEnd(ListValue* list, int start, int fill, out bool plain)
-    {
-        ReadOnlySpan<byte> first = (*list)[start];
-        plain = first.Length >= PackedThreshold;
-        if (plain)
-            return start + 1;
-        long size = EmptyListpackBytes + NativeListpack.StringSize(first);
-        int count = 1;
-        int i = start + 1;
-        for (; i < list->Count; i++)
-        {
-            ReadOnlySpan<byte> element = (*list)[i];
-            if (!NodeTakes(size, count, fill, element.Length))
-                break;
-            size += NativeListpack.StringSize(element);
-            count++;
-        }
-        return i;
-    }
-
-    /// <summary>Redis 7.0's _quicklistNodeAllowInsert for a packed node of <paramref name="size"/> listpack bytes holding <paramref name="count"/> elements.</summary>
-    private static bool NodeTakes(long size, int count, int fill, int elementLength)
-    {
-        if (elementLength >= PackedThreshold)
-            return false;
-        long estimate = size + elementLength + NodeEntryOverhead;
-        if (fill < 0)
-            return estimate <= 4096L << (-fill - 1);   // -1: 4 KB, -2: 8 KB ... -5: 64 KB
-        return estimate <= NodeSafetyLimit && count < fill;
     }
 
     // ---- sets ---------------------------------------------------------------------------------------

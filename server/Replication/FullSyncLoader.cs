@@ -28,6 +28,7 @@ internal sealed class FullSyncLoader(DataServer server, MasterLink link, RdbTran
         foreach (var shard in shards)
             shard.Effects = null;
         var visitor = new RdbLoadVisitor(keyspace);
+        visitor.UseListShape(server.Config.ListMaxListpackSize, server.Config.ListCompressDepth);
         try
         {
             log.LogInformation("MASTER <-> REPLICA sync: Flushing old data");

@@ -9,6 +9,7 @@ public static class RdbFileLoader
     public static (long Loaded, long Expired) Load(DataServer server, string path, bool dropExpired = true)
     {
         var visitor = new RdbLoadVisitor(server.Keyspace) { DropExpiredBefore = dropExpired ? DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() : 0 };
+        visitor.UseListShape(server.Config.ListMaxListpackSize, server.Config.ListCompressDepth);
         using var file = DiskFile.OpenRead(path);
         using var stream = new DiskFileStream(file, DiskIoPurpose.LoadRead);
         try
