@@ -21,8 +21,9 @@ internal abstract unsafe class RdbBuildingVisitor(RdbEntryBuilder builder) : IRd
     /// <summary>Ignored unless the visitor loads functions (declared here so a subclass's override implements the interface).</summary>
     public virtual void FunctionLibrary(ReadOnlySpan<byte> code) { }
 
+    /// <summary>A collection begins; the reader states no count (0) exactly when it holds the value as a packed blob.</summary>
     public void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs, long sizeHint)
-        => builder.BeginCollection(kind, key, expireAtUnixMs);
+        => builder.BeginCollection(kind, key, expireAtUnixMs, fromPacked: sizeHint == 0);
 
     public void ListElement(ReadOnlySpan<byte> element) => builder.ListElement(element);
     public void SetMember(ReadOnlySpan<byte> member) => builder.SetMember(member);
