@@ -22,17 +22,21 @@ public sealed class SortedSetListpackTests
         form == "listpack" ? "CONFIG SET zset-max-listpack-entries 128" : "CONFIG SET zset-max-listpack-entries 0",
     ];
 
-    /// <summary>Every sorted set command over awkward scores and ties; "~" marks a reply compared with its items sorted.</summary>
+    /// <summary>
+    /// Every sorted set command over awkward scores and ties. "L:" marks a lex range over unequal
+    /// scores, run on the listpack only: Redis walks a skip list's levels for it, which are random,
+    /// so what a skip list answers (documented as unspecified) differs from run to run.
+    /// </summary>
     private static readonly string[] Commands =
     [
         "ZADD z 1 a 1.5 b -0 c inf d 1e-300 e 0.1 f 3 b", "ZADD z 1.2345678901234567 g -inf h 100000000000000000 i 4503599627370497 j",
         "ZADD z 0.30000000000000004 k -12345678.901234567 l 9007199254740993 m 5e-324 n", "OBJECT ENCODING z",
         "ZRANGE z 0 -1 WITHSCORES", "ZSCORE z c", "ZSCORE z i", "ZSCORE z e", "ZSCORE z g", "ZSCORE z j", "ZSCORE z n",
-        "ZMSCORE z a nope f k", "ZCARD z", "ZCOUNT z -inf +inf", "ZCOUNT z (0 1", "ZCOUNT z 1 (1", "ZLEXCOUNT z - +", "ZLEXCOUNT z [b (f",
+        "ZMSCORE z a nope f k", "ZCARD z", "ZCOUNT z -inf +inf", "ZCOUNT z (0 1", "ZCOUNT z 1 (1", "ZLEXCOUNT z - +", "L:ZLEXCOUNT z [b (f",
         "ZRANK z b", "ZREVRANK z b", "ZRANK z nope", "ZREVRANK z h", "ZRANGE z 0 -1 REV WITHSCORES", "ZRANGE z 2 4", "ZRANGE z -3 -1 REV",
         "ZRANGE z (0 +inf BYSCORE LIMIT 1 2 WITHSCORES", "ZRANGE z +inf (0 BYSCORE REV LIMIT 1 2 WITHSCORES",
         "ZRANGEBYSCORE z -inf 1.5 WITHSCORES", "ZREVRANGEBYSCORE z 1.5 -inf WITHSCORES LIMIT 0 3", "ZRANGEBYSCORE z (1e-300 (1",
-        "ZRANGEBYLEX z - +", "ZREVRANGEBYLEX z + - LIMIT 1 3", "ZRANGE z [c [g BYLEX", "ZRANGEBYLEX z [f [g", "ZREVRANGE z 0 2 WITHSCORES",
+        "ZRANGEBYLEX z - +", "ZREVRANGEBYLEX z + - LIMIT 1 3", "L:ZRANGE z [c [g BYLEX", "L:ZRANGEBYLEX z [f [g", "ZREVRANGE z 0 2 WITHSCORES",
         "ZSCAN z 0 COUNT 1000", "ZSCAN z 0 MATCH [a-c] COUNT 1000", "ZSCAN z 0 COUNT 1", "ZSCAN z 0 COUNT 1 MATCH *",
         "ZADD ties 5 b 5 a 5 c 5 aa 5 10 5 9 5 -1 5 A 5 ab", "ZRANGE ties 0 -1 WITHSCORES", "ZRANGEBYLEX ties - +",
         "ZRANGEBYLEX ties (a [b", "ZREVRANGEBYLEX ties [b (a", "ZLEXCOUNT ties [1 [a", "ZSCAN ties 0", "OBJECT ENCODING ties",
@@ -42,7 +46,7 @@ public sealed class SortedSetListpackTests
         "ZADD ties INCR inf b", "ZADD ties INCR -inf b", "ZRANGE ties 0 -1 WITHSCORES",
         "ZREM ties a nope c", "ZRANGE ties 0 -1 WITHSCORES", "ZPOPMIN ties", "ZPOPMAX ties 2", "ZPOPMIN ties 0", "ZMPOP 1 ties MIN COUNT 2",
         "ZMPOP 2 nokey ties MAX", "BZPOPMIN ties 1", "BZPOPMAX ties 1", "BZMPOP 1 1 ties MIN COUNT 2", "ZRANGE ties 0 -1 WITHSCORES",
-        "ZREMRANGEBYRANK z 0 1", "ZREMRANGEBYRANK z 5 2", "ZREMRANGEBYSCORE z 1 1.5", "ZREMRANGEBYLEX z [f [g", "ZREMRANGEBYSCORE z (3 (3",
+        "ZREMRANGEBYRANK z 0 1", "ZREMRANGEBYRANK z 5 2", "ZREMRANGEBYSCORE z 1 1.5", "L:ZREMRANGEBYLEX z [f [g", "ZREMRANGEBYSCORE z (3 (3",
         "ZRANGE z 0 -1 WITHSCORES", "ZREMRANGEBYRANK z -2 -1", "ZRANGE z 0 -1 WITHSCORES",
         "ZADD lex 0 a 0 b 0 c 0 d 0 e", "ZREMRANGEBYLEX lex (a [c", "ZRANGE lex 0 -1", "ZREMRANGEBYLEX lex - +", "EXISTS lex",
         "ZADD u1 1 a 2 b 3 c", "ZADD u2 10 b 20 c 30 d", "SADD s c d e", "ZUNION 2 u1 u2 WITHSCORES", "ZUNION 3 u1 u2 s WEIGHTS 1 2 3 WITHSCORES",
@@ -69,7 +73,8 @@ public sealed class SortedSetListpackTests
     [MemberData(nameof(Forms))]
     public void EveryCommandAnswersAsRedisOnBothForms(string form)
     {
-        var script = Limits(form).Concat(Commands).ToArray();
+        var script = Limits(form).Concat(Commands.Where(line => form == "listpack" || !line.StartsWith("L:", StringComparison.Ordinal))
+            .Select(line => line.StartsWith("L:", StringComparison.Ordinal) ? line[2..] : line)).ToArray();
         SideBySideReplies.AssertSame([.. script.Select(line => line.Split(' '))], c => RespAssert.Ok(c.Call("FLUSHALL")), (i, reply) => Render(script[i], form, reply));
     }
 
