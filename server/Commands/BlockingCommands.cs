@@ -270,7 +270,7 @@ public static unsafe class BlockingCommands
     {
         c.Reply.ArrayHeader(3);
         c.Reply.Bulk(key);
-        SortedSetCommands.PopOne(ref c, Values.SortedSet(e), max, nested: false);
+        SortedSetCommands.PopOne(ref c, e, max, nested: false);
         TypedKeys.Notify(ref c, Engine.KeyspaceEventTypes.SortedSet, max ? "zpopmax"u8 : "zpopmin"u8, key);
         TypedKeys.DeleteIfEmpty(ref c, key, e);
         if (c.LogAs(2) is { } log)

@@ -13,8 +13,12 @@ internal static unsafe class ElementScan
 {
     public enum Kind { Hash, Set, SortedSet }
 
-    /// <summary>Parses the cursor (argument 2) and options, then scans <paramref name="table"/> (null: a missing key).</summary>
-    public static void Run(ref CommandContext c, FieldTable* table, Kind kind)
+    /// <summary>
+    /// Parses the cursor (argument 2) and options, then scans <paramref name="table"/> (null: a
+    /// missing key), or replies everything in <paramref name="listpack"/> with cursor 0, as Redis
+    /// scans a packed value in one go.
+    /// </summary>
+    public static void Run(ref CommandContext c, FieldTable* table, Kind kind, byte* listpack = null)
     {
         if (!ScanCommands.TryParseCursor(c.Arg(2), out ulong cursor))
         {
@@ -48,6 +52,11 @@ internal static unsafe class ElementScan
             }
         }
 
+        if (listpack != null)
+        {
+            WritePacked(ref c, listpack, patternIndex < 0 ? default : c.Arg(patternIndex), patternIndex >= 0, kind);
+            return;
+        }
         var collector = new Collector(ArrayPool<nint>.Shared.Rent(64));
         try
         {
@@ -99,6 +108,41 @@ internal static unsafe class ElementScan
             else
                 ScoreReply.AsBulk(reply, (*(SkipNode**)FieldNode.ValuePointer(node))->Score);
         }
+    }
+
+    /// <summary>
+    /// A listpack scanned whole (Redis's scanGenericCommand for packed values): each element as it
+    /// is stored (a sorted set's score as its stored text), pairs for a sorted set, filtered by
+    /// MATCH on the member. The count is known only after filtering, so it is counted first.
+    /// </summary>
+    private static void WritePacked(ref CommandContext c, byte* listpack, ReadOnlySpan<byte> pattern, bool filter, Kind kind)
+    {
+        int stride = kind == Kind.Set ? 1 : 2;
+        Span<byte> scratch = stackalloc byte[24];
+        long kept = 0;
+        for (int at = DataTypes.Packed.NativeListpack.First; !DataTypes.Packed.NativeListpack.IsEnd(listpack, at); at = Skip(listpack, at, stride))
+            if (!filter || GlobPattern.IsMatch(pattern, DataTypes.Packed.NativeListpack.Read(listpack, at, out _).AsBytes(scratch)))
+                kept++;
+        var reply = c.Reply;
+        reply.ArrayHeader(2);
+        reply.Bulk("0"u8);
+        reply.ArrayHeader(kept * stride);
+        for (int at = DataTypes.Packed.NativeListpack.First; !DataTypes.Packed.NativeListpack.IsEnd(listpack, at); at = Skip(listpack, at, stride))
+        {
+            var member = DataTypes.Packed.NativeListpack.Read(listpack, at, out int next);
+            if (filter && !GlobPattern.IsMatch(pattern, member.AsBytes(scratch)))
+                continue;
+            reply.Bulk(member.AsBytes(scratch));
+            if (stride == 2)
+                reply.Bulk(DataTypes.Packed.NativeListpack.Read(listpack, next, out _).AsBytes(scratch));
+        }
+    }
+
+    private static int Skip(byte* listpack, int at, int elements)
+    {
+        for (int i = 0; i < elements; i++)
+            at = DataTypes.Packed.NativeListpack.Skip(listpack, at);
+        return at;
     }
 
     private struct Collector(nint[] items) : IFieldVisitor

@@ -218,10 +218,10 @@ public static unsafe class GeoCommands
     }
 
     /// <summary>longLatFromMember: the decoded position of a member's score; false when it is not in the set.</summary>
-    private static bool TryMemberPosition(SortedSetValue* set, ReadOnlySpan<byte> member, out double longitude, out double latitude)
+    private static bool TryMemberPosition(in SortedSetView set, ReadOnlySpan<byte> member, out double longitude, out double latitude)
     {
         longitude = latitude = 0;
-        if (!set->TryGetScore(member, out double score))
+        if (!set.TryGetScore(member, out double score))
             return false;
         GeoHash.Decode(GeoHash.FromScore(score), out longitude, out latitude);
         return true;
@@ -286,33 +286,24 @@ public static unsafe class GeoCommands
             if (!TryLongitudeLatitude(ref c, first + 3 * i, out _, out _))
                 return;
 
-        Entry* e = TypedKeys.WriteOrCreate(ref c, c.Arg(1), Engine.ValueType.SortedSet, create: !xx, out bool failed);
+        Entry* e = SortedSetCommands.WriteOrCreate(ref c, c.Arg(1), create: !xx, c.Arg(first + 2).Length, out bool failed);
         if (e == null)
         {
             if (!failed)
                 c.Reply.Integer(0);
             return;
         }
-        SortedSetValue* set = Values.SortedSet(e);
+        var limits = SortedSetLimits.From(c.Server.Config);
+        var flags = nx ? SortedSetAddFlags.Nx : xx ? SortedSetAddFlags.Xx : SortedSetAddFlags.None;
         long added = 0, changed = 0;
         for (int i = 0; i < elements; i++)
         {
-            ulong bits = Encode(ref c, first + 3 * i);
-            double score = GeoHash.ToScore(bits);
-            ReadOnlySpan<byte> member = c.Arg(first + 3 * i + 2);
-            SkipNode* node = set->Find(member);
-            if (node == null)
-            {
-                if (xx)
-                    continue;
-                set->Add(member, score);
+            double score = GeoHash.ToScore(Encode(ref c, first + 3 * i));
+            var result = SortedSets.Add(e, score, c.Arg(first + 3 * i + 2), flags, limits, out _);
+            if (result == SortedSetAddResult.Added)
                 added++;
-            }
-            else if (!nx && node->Score != score)
-            {
-                set->Rescore(member, score);
+            else if (result == SortedSetAddResult.Updated)
                 changed++;
-            }
         }
         if (added + changed == 0)
         {
@@ -373,8 +364,8 @@ public static unsafe class GeoCommands
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.SortedSet, out bool failed);
         if (failed)
             return;
-        SortedSetValue* set = e == null ? null : Values.SortedSet(e);
-        if (set == null
+        var set = SortedSetView.Of(e);
+        if (!set.Exists
             || !TryMemberPosition(set, c.Arg(2), out double longitude1, out double latitude1)
             || !TryMemberPosition(set, c.Arg(3), out double longitude2, out double latitude2))
         {
@@ -390,12 +381,12 @@ public static unsafe class GeoCommands
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.SortedSet, out bool failed);
         if (failed)
             return;
-        SortedSetValue* set = e == null ? null : Values.SortedSet(e);
+        var set = SortedSetView.Of(e);
         Span<byte> text = stackalloc byte[GeoHash.Base32Length];
         c.Reply.ArrayHeader(c.ArgCount - 2);
         for (int i = 2; i < c.ArgCount; i++)
         {
-            if (set == null || !set->TryGetScore(c.Arg(i), out double score))
+            if (!set.TryGetScore(c.Arg(i), out double score))
             {
                 c.Reply.Null();
                 continue;
@@ -411,11 +402,11 @@ public static unsafe class GeoCommands
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.SortedSet, out bool failed);
         if (failed)
             return;
-        SortedSetValue* set = e == null ? null : Values.SortedSet(e);
+        var set = SortedSetView.Of(e);
         c.Reply.ArrayHeader(c.ArgCount - 2);
         for (int i = 2; i < c.ArgCount; i++)
         {
-            if (set == null || !TryMemberPosition(set, c.Arg(i), out double longitude, out double latitude))
+            if (!set.Exists || !TryMemberPosition(set, c.Arg(i), out double longitude, out double latitude))
             {
                 c.Reply.NullArray();
                 continue;
@@ -504,7 +495,7 @@ public static unsafe class GeoCommands
         Entry* e = TypedKeys.Read(ref c, c.Arg(source), Engine.ValueType.SortedSet, out bool failed);
         if (failed)
             return;
-        SortedSetValue* set = e == null ? null : Values.SortedSet(e);
+        var set = SortedSetView.Of(e);
 
         var o = new SearchOptions();
         int baseArgs;
@@ -518,7 +509,7 @@ public static unsafe class GeoCommands
         else if ((flags & SearchFlags.Member) != 0)
         {
             baseArgs = ByMemberBaseArgs;
-            if (set != null)
+            if (set.Exists)
             {
                 if (!TryMemberPosition(set, c.Arg(2), out o.Longitude, out o.Latitude))
                 {
@@ -560,7 +551,7 @@ public static unsafe class GeoCommands
             return;
         }
 
-        if (set == null)
+        if (!set.Exists)
         {
             if (o.Store != 0)
             {
@@ -581,18 +572,18 @@ public static unsafe class GeoCommands
         var matches = new MatchBuffer(16);
         try
         {
-            Scan(SortedSetValue.ListOf(set), shape, o.Any ? o.Count : 0, ref matches);
+            Scan(set, shape, o.Any ? o.Count : 0, ref matches);
             Span<GeoMatch> found = matches.Matches;
             GeoSort.Sort(found, GeoSort.Effective(o.Order, o.Count, o.Any), o.Count);
             int returned = GeoSort.Returned(found.Length, o.Count);
             if (o.Store == 0)
             {
                 c.LogNothing();
-                ReplyMatches(c.Reply, found[..returned], matches.Nodes, o, shape.MetresPerUnit);
+                ReplyMatches(c.Reply, set, found[..returned], matches.Nodes, o, shape.MetresPerUnit);
             }
             else
             {
-                StoreMatches(ref c, c.Arg(o.Store), found[..returned], matches.Nodes, o.StoreDist, shape.MetresPerUnit, flags);
+                StoreMatches(ref c, set, c.Arg(o.Store), found[..returned], matches.Nodes, o.StoreDist, shape.MetresPerUnit, flags);
                 c.Reply.Integer(returned);
             }
         }
@@ -603,7 +594,7 @@ public static unsafe class GeoCommands
     }
 
     /// <summary>The option walk of georadiusGeneric from <paramref name="baseArgs"/>; false after replying an error.</summary>
-    private static bool TryOptions(ref CommandContext c, SortedSetValue* set, SearchFlags flags, int baseArgs, ref SearchOptions o)
+    private static bool TryOptions(ref CommandContext c, in SortedSetView set, SearchFlags flags, int baseArgs, ref SearchOptions o)
     {
         bool search = (flags & SearchFlags.Search) != 0;
         bool storeAllowed = (flags & (SearchFlags.NoStore | SearchFlags.Search)) == 0;
@@ -646,7 +637,7 @@ public static unsafe class GeoCommands
             else if (Is(arg, "frommember"u8) && i + 1 < remaining && search && !o.FromLonLat)
             {
                 // A missing source is reported once the walk is done: the member is not looked for.
-                if (set != null && !TryMemberPosition(set, c.Arg(at + 1), out o.Longitude, out o.Latitude))
+                if (set.Exists && !TryMemberPosition(set, c.Arg(at + 1), out o.Longitude, out o.Latitude))
                 {
                     c.Error(GeoErrors.CouldNotDecodeMember);
                     return false;
@@ -688,7 +679,7 @@ public static unsafe class GeoCommands
     /// membersOfAllNeighbors: each area's scores in the set's order, keeping what the shape holds;
     /// with <paramref name="limit"/> (ANY's COUNT) the scan stops once that many are kept.
     /// </summary>
-    private static void Scan(SkipList* list, in GeoShape shape, long limit, ref MatchBuffer matches)
+    private static void Scan(in SortedSetView set, in GeoShape shape, long limit, ref MatchBuffer matches)
     {
         Span<GeoScoreRange> areas = stackalloc GeoScoreRange[GeoSearch.MaxAreas];
         int count = GeoSearch.Areas(shape, areas);
@@ -697,10 +688,11 @@ public static unsafe class GeoCommands
             if (limit > 0 && matches.Count >= limit)
                 return;
             ScoreRange range = areas[a].ToScoreRange();
-            for (SkipNode* node = list->FirstIn(range); node != null && range.BelowMax(node); node = SkipNode.Next(node))
+            for (var at = set.FirstIn(range); !at.IsEnd && range.BelowMax(at); at = at.Next)
             {
-                if (GeoSearch.ContainsScore(shape, node->Score, out double longitude, out double latitude, out double distance))
-                    matches.Add(new GeoMatch(node->Score, longitude, latitude, distance, matches.Count), node);
+                double score = at.Score;
+                if (GeoSearch.ContainsScore(shape, score, out double longitude, out double latitude, out double distance))
+                    matches.Add(new GeoMatch(score, longitude, latitude, distance, matches.Count), at.Position);
                 if (limit > 0 && matches.Count >= limit)
                     return;
             }
@@ -708,15 +700,16 @@ public static unsafe class GeoCommands
     }
 
     /// <summary>The reply of a search: members, or [member, dist?, hash?, [lon, lat]?] per member.</summary>
-    private static void ReplyMatches(RespWriter reply, ReadOnlySpan<GeoMatch> matches, ReadOnlySpan<nint> nodes, in SearchOptions o, double metresPerUnit)
+    private static void ReplyMatches(RespWriter reply, in SortedSetView set, ReadOnlySpan<GeoMatch> matches, ReadOnlySpan<nint> nodes, in SearchOptions o, double metresPerUnit)
     {
+        Span<byte> scratch = stackalloc byte[SortedSetCursor.Scratch];
         int extras = (o.WithDist ? 1 : 0) + (o.WithHash ? 1 : 0) + (o.WithCoord ? 1 : 0);
         reply.ArrayHeader(matches.Length);
         foreach (ref readonly GeoMatch match in matches)
         {
             if (extras > 0)
                 reply.ArrayHeader(extras + 1);
-            reply.Bulk(SkipNode.MemberOf((SkipNode*)nodes[match.Member]));
+            reply.Bulk(set.At(nodes[match.Member]).Member(scratch));
             if (o.WithDist)
                 ReplyDistance(reply, match.DistanceMeters / metresPerUnit);
             if (o.WithHash)
@@ -736,7 +729,7 @@ public static unsafe class GeoCommands
     /// none deletes it. Publishes georadiusstore or geosearchstore (del when only deleted), and logs
     /// the effect: DEL and ZADD of the stored scores, so a replay never searches.
     /// </summary>
-    private static void StoreMatches(ref CommandContext c, ReadOnlySpan<byte> destination, ReadOnlySpan<GeoMatch> matches, ReadOnlySpan<nint> nodes,
+    private static void StoreMatches(ref CommandContext c, in SortedSetView set, ReadOnlySpan<byte> destination, ReadOnlySpan<GeoMatch> matches, ReadOnlySpan<nint> nodes,
         bool storeDist, double metresPerUnit, SearchFlags flags)
     {
         if (matches.IsEmpty)
@@ -746,16 +739,26 @@ public static unsafe class GeoCommands
         }
         // Built before the destination is replaced: it may be the source itself.
         SortedSetValue* result = SortedSetValue.Create();
+        Span<byte> scratch = stackalloc byte[SortedSetCursor.Scratch];
         foreach (ref readonly GeoMatch match in matches)
         {
-            ReadOnlySpan<byte> member = SkipNode.MemberOf((SkipNode*)nodes[match.Member]);
+            ReadOnlySpan<byte> member = set.At(nodes[match.Member]).Member(scratch);
             if (result->Find(member) == null)
                 result->Add(member, storeDist ? match.DistanceMeters / metresPerUnit : match.Score);
         }
-        TypedKeys.Store(ref c, destination, Engine.ValueType.SortedSet, result, result->Count);
+        // Logged from the result before it is stored (packing it may free it).
+        LogDelete(ref c, destination);
+        LogStored(ref c, destination, result);
+        long count = result->Count;
+        void* value = SortedSets.Pack(result, SortedSetLimits.From(c.Server.Config), out var form);
+        TypedKeys.Store(ref c, destination, Engine.ValueType.SortedSet, value, count, form);
         TypedKeys.Notify(ref c, KeyspaceEventTypes.SortedSet,
             (flags & SearchFlags.Search) != 0 ? "geosearchstore"u8 : "georadiusstore"u8, destination);
-        LogDelete(ref c, destination);
+    }
+
+    /// <summary>The stored matches as one ZADD of their scores, so a replay never searches.</summary>
+    private static void LogStored(ref CommandContext c, ReadOnlySpan<byte> destination, SortedSetValue* result)
+    {
         if (c.LogAs(2 + 2 * (int)result->Count) is not { } log)
             return;
         log.Argument("ZADD"u8);
@@ -811,12 +814,12 @@ public static unsafe class GeoCommands
         public readonly Span<GeoMatch> Matches => _matches.AsSpan(0, Count);
         public readonly ReadOnlySpan<nint> Nodes => _nodes.AsSpan(0, Count);
 
-        public void Add(in GeoMatch match, SkipNode* node)
+        public void Add(in GeoMatch match, nint position)
         {
             if (Count == _matches.Length || Count == _nodes.Length)
                 Grow();
             _matches[Count] = match;
-            _nodes[Count] = (nint)node;
+            _nodes[Count] = position;
             Count++;
         }
 

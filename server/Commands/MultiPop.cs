@@ -80,7 +80,7 @@ internal static unsafe class MultiPop
         else
         {
             for (long i = 0; i < n; i++)
-                SortedSetCommands.PopOne(ref c, Values.SortedSet(e), max: !first, nested: true);
+                SortedSetCommands.PopOne(ref c, e, max: !first, nested: true);
             eventName = first ? "zpopmin"u8 : "zpopmax"u8;
             TypedKeys.Notify(ref c, Engine.KeyspaceEventTypes.SortedSet, eventName, key);
         }

@@ -4,13 +4,13 @@ using Diagnostics.Server.DataTypes;
 namespace Diagnostics.Server.Commands;
 
 /// <summary>
-/// The counted forms of HRANDFIELD, SRANDMEMBER and ZRANDMEMBER, which Redis defines alike: a
+/// The counted forms of HRANDFIELD and SRANDMEMBER (ZRANDMEMBER's are with the sorted set commands), which Redis defines alike: a
 /// negative count returns exactly that many picks, repeats allowed; a positive count returns
 /// that many distinct elements, or all of them when the value is smaller.
 /// </summary>
 internal static unsafe class RandomFields
 {
-    public enum Shape { Field, FieldAndValue, MemberAndScore }
+    public enum Shape { Field, FieldAndValue }
 
     /// <summary>Redis's message when a count is long.MinValue, whose negation (the pick count) does not exist.</summary>
     private const string CountOutOfRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
@@ -123,7 +123,5 @@ internal static unsafe class RandomFields
         reply.Bulk(FieldNode.FieldOf(node));
         if (shape == Shape.FieldAndValue)
             reply.Bulk(FieldNode.ValueOf(node));
-        else if (shape == Shape.MemberAndScore)
-            reply.Double((*(SkipNode**)FieldNode.ValuePointer(node))->Score);
     }
 }

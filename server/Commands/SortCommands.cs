@@ -146,6 +146,9 @@ public static unsafe class SortCommands
             c.WrongType();
             return;
         }
+        // Redis 7.0 converts a listpack sorted set to its skip list before sorting it (even SORT_RO), and it stays one.
+        if (source != null && source->Type == Engine.ValueType.SortedSet && source->Form == Engine.ValueForm.Listpack)
+            SortedSets.ConvertToSkipList(source);
         Engine.ValueType type = source == null ? Engine.ValueType.List : source->Type;
         bool byPattern = options.By > 0 && !options.DontSort;
         // A set has no order of its own: stored, or read by a script, without sorting, it is
@@ -245,19 +248,20 @@ public static unsafe class SortCommands
                 break;
             default:
             {
-                SkipList* list = SortedSetValue.ListOf(Values.SortedSet(source));
+                var set = SortedSetView.Of(source);
+                Span<byte> scratch = stackalloc byte[SortedSetCursor.Scratch];
                 if (direct)
                 {
-                    SkipNode* node = count == 0 ? null : descending ? list->ByRank(list->Length - start) : list->ByRank(start + 1);
-                    for (long i = 0; i < count && node != null; i++)
+                    var at = count == 0 ? default : set.AtRank(descending ? set.Count - 1 - start : start);
+                    for (long i = 0; i < count && !at.IsEnd; i++)
                     {
-                        Put(items, ref n, SkipNode.MemberOf(node));
-                        node = descending ? node->Backward : SkipNode.Next(node);
+                        Put(items, ref n, at.Member(scratch));
+                        at = at.Step(descending);
                     }
                 }
                 else
-                    for (SkipNode* node = list->First; node != null; node = SkipNode.Next(node))
-                        Put(items, ref n, SkipNode.MemberOf(node));
+                    for (var at = set.First; !at.IsEnd; at = at.Next)
+                        Put(items, ref n, at.Member(scratch));
                 break;
             }
         }

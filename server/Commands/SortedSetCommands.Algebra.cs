@@ -11,20 +11,20 @@ public static unsafe partial class SortedSetCommands
     private enum SetOperation { Union, Intersection, Difference }
     private enum Aggregate { Sum, Min, Max }
 
-    /// <summary>One input: a sorted set, or a plain set whose members all score 1; null when the key is missing.</summary>
-    private readonly struct Input(SortedSetValue* sorted, FieldTable* plain, double weight)
+    /// <summary>One input: a sorted set (either form), or a plain set whose members all score 1; neither when the key is missing.</summary>
+    private readonly struct Input(SortedSetView sorted, FieldTable* plain, double weight)
     {
-        public readonly SortedSetValue* Sorted = sorted;
+        public readonly SortedSetView Sorted = sorted;
         public readonly FieldTable* Plain = plain;
         public readonly double Weight = weight;
 
-        public bool Missing => Sorted == null && Plain == null;
-        public long Count => Sorted != null ? Sorted->Count : Plain != null ? Plain->Count : 0;
+        public bool Missing => !Sorted.Exists && Plain == null;
+        public long Count => Sorted.Exists ? Sorted.Count : Plain != null ? Plain->Count : 0;
 
         public bool TryGetScore(ReadOnlySpan<byte> member, out double score)
         {
-            if (Sorted != null)
-                return Sorted->TryGetScore(member, out score);
+            if (Sorted.Exists)
+                return Sorted.TryGetScore(member, out score);
             score = 1;
             return Plain != null && Plain->Find(member) != null;
         }
@@ -63,7 +63,7 @@ public static unsafe partial class SortedSetCommands
             return;
         int firstKey = countIndex + 1;
         double[] weights = ArrayPool<double>.Shared.Rent(numKeys);
-        nint[] inputs = ArrayPool<nint>.Shared.Rent(numKeys * 3);
+        nint[] inputs = ArrayPool<nint>.Shared.Rent(numKeys * InputSlots);
         try
         {
             weights.AsSpan(0, numKeys).Fill(1);
@@ -113,7 +113,7 @@ public static unsafe partial class SortedSetCommands
                 if (store)
                 {
                     long size = result->Count;
-                    TypedKeys.Store(ref c, c.Arg(1), Engine.ValueType.SortedSet, result, size);
+                    StoreResult(ref c, c.Arg(1), result);
                     result = null;
                     c.Reply.Integer(size);
                     return;
@@ -122,11 +122,11 @@ public static unsafe partial class SortedSetCommands
                 try
                 {
                     for (SkipNode* node = SortedSetValue.ListOf(result)->First; node != null; node = SkipNode.Next(node))
-                        nodes.Add(node);
+                        nodes.Add((nint)node);
                     if (withScores)
-                        WriteWithScores(c.Reply, nodes.Items);
+                        WriteWithScores(c.Reply, SortedSetView.Of(result), nodes.Items);
                     else
-                        WriteMembers(c.Reply, nodes.Items);
+                        WriteMembers(c.Reply, SortedSetView.Of(result), nodes.Items);
                 }
                 finally
                 {
@@ -146,23 +146,26 @@ public static unsafe partial class SortedSetCommands
         }
     }
 
+    /// <summary>Slots per input in the inputs array: sorted-set entry, set, weight bits.</summary>
+    private const int InputSlots = 3;
+
     /// <summary>
     /// Looks the inputs up (sorted sets or sets, else WRONGTYPE) into <paramref name="inputs"/>,
-    /// three slots per input: sorted set, set, weight bits. False after an error reply.
+    /// <see cref="InputSlots"/> per input: sorted-set entry, set, weight bits. False after an error reply.
     /// </summary>
     private static bool TryInputs(ref CommandContext c, int firstKey, int numKeys, double[] weights, nint[] inputs)
     {
         for (int i = 0; i < numKeys; i++)
         {
             Entry* e = c.Read(c.Arg(firstKey + i), out _);
-            inputs[3 * i] = inputs[3 * i + 1] = 0;
-            inputs[3 * i + 2] = (nint)BitConverter.DoubleToInt64Bits(weights[i]);
+            inputs[InputSlots * i] = inputs[InputSlots * i + 1] = 0;
+            inputs[InputSlots * i + 2] = (nint)BitConverter.DoubleToInt64Bits(weights[i]);
             if (e == null)
                 continue;
             if (e->Type == Engine.ValueType.SortedSet)
-                inputs[3 * i] = (nint)Values.SortedSet(e);
+                inputs[InputSlots * i] = (nint)e;
             else if (e->Type == Engine.ValueType.Set)
-                inputs[3 * i + 1] = (nint)Values.Set(e);
+                inputs[InputSlots * i + 1] = (nint)Values.Set(e);
             else
             {
                 c.WrongType();
@@ -173,7 +176,7 @@ public static unsafe partial class SortedSetCommands
     }
 
     private static Input InputAt(nint[] inputs, int i)
-        => new((SortedSetValue*)inputs[3 * i], (FieldTable*)inputs[3 * i + 1], BitConverter.Int64BitsToDouble(inputs[3 * i + 2]));
+        => new(SortedSetView.Of((Entry*)inputs[InputSlots * i]), (FieldTable*)inputs[InputSlots * i + 1], BitConverter.Int64BitsToDouble(inputs[InputSlots * i + 2]));
 
     /// <summary>A weighted score; NaN (0 times infinity) counts as 0, as in Redis.</summary>
     private static double Weighted(double score, double weight)
@@ -201,15 +204,16 @@ public static unsafe partial class SortedSetCommands
     private static SortedSetValue* Compute(SetOperation operation, Aggregate aggregate, nint[] inputs, int count)
     {
         SortedSetValue* result = SortedSetValue.Create();
+        Span<byte> scratch = stackalloc byte[SortedSetCursor.Scratch];
         switch (operation)
         {
             case SetOperation.Union:
                 for (int i = 0; i < count; i++)
                 {
                     var input = InputAt(inputs, i);
-                    if (input.Sorted != null)
-                        for (SkipNode* node = SortedSetValue.ListOf(input.Sorted)->First; node != null; node = SkipNode.Next(node))
-                            Accumulate(result, SkipNode.MemberOf(node), Weighted(node->Score, input.Weight), aggregate);
+                    if (input.Sorted.Exists)
+                        for (var at = input.Sorted.First; !at.IsEnd; at = at.Next)
+                            Accumulate(result, at.Member(scratch), Weighted(at.Score, input.Weight), aggregate);
                     else if (input.Plain != null)
                         foreach (FieldNode* node in *input.Plain)
                             Accumulate(result, FieldNode.FieldOf(node), Weighted(1, input.Weight), aggregate);
@@ -227,9 +231,9 @@ public static unsafe partial class SortedSetCommands
                         smallest = i;
                 }
                 var first = InputAt(inputs, smallest);
-                if (first.Sorted != null)
-                    for (SkipNode* node = SortedSetValue.ListOf(first.Sorted)->First; node != null; node = SkipNode.Next(node))
-                        Intersect(result, inputs, count, smallest, SkipNode.MemberOf(node), node->Score, aggregate);
+                if (first.Sorted.Exists)
+                    for (var at = first.Sorted.First; !at.IsEnd; at = at.Next)
+                        Intersect(result, inputs, count, smallest, at.Member(scratch), at.Score, aggregate);
                 else
                     foreach (FieldNode* node in *first.Plain)
                         Intersect(result, inputs, count, smallest, FieldNode.FieldOf(node), 1, aggregate);
@@ -238,9 +242,9 @@ public static unsafe partial class SortedSetCommands
             case SetOperation.Difference:
             {
                 var first = InputAt(inputs, 0);
-                if (first.Sorted != null)
-                    for (SkipNode* node = SortedSetValue.ListOf(first.Sorted)->First; node != null; node = SkipNode.Next(node))
-                        Subtract(result, inputs, count, SkipNode.MemberOf(node), node->Score);
+                if (first.Sorted.Exists)
+                    for (var at = first.Sorted.First; !at.IsEnd; at = at.Next)
+                        Subtract(result, inputs, count, at.Member(scratch), at.Score);
                 else if (first.Plain != null)
                     foreach (FieldNode* node in *first.Plain)
                         Subtract(result, inputs, count, FieldNode.FieldOf(node), 1);
@@ -289,7 +293,7 @@ public static unsafe partial class SortedSetCommands
         if (!SetCommands.TryCardinalityLimit(ref c, 2 + numKeys, out long limit))
             return;
         double[] weights = ArrayPool<double>.Shared.Rent(numKeys);
-        nint[] inputs = ArrayPool<nint>.Shared.Rent(numKeys * 3);
+        nint[] inputs = ArrayPool<nint>.Shared.Rent(numKeys * InputSlots);
         try
         {
             weights.AsSpan(0, numKeys).Fill(1);
@@ -308,10 +312,11 @@ public static unsafe partial class SortedSetCommands
             }
             long found = 0;
             var first = InputAt(inputs, smallest);
-            if (first.Sorted != null)
+            if (first.Sorted.Exists)
             {
-                for (SkipNode* node = SortedSetValue.ListOf(first.Sorted)->First; node != null && (limit == 0 || found < limit); node = SkipNode.Next(node))
-                    if (InAll(inputs, numKeys, smallest, SkipNode.MemberOf(node)))
+                Span<byte> scratch = stackalloc byte[SortedSetCursor.Scratch];
+                for (var at = first.Sorted.First; !at.IsEnd && (limit == 0 || found < limit); at = at.Next)
+                    if (InAll(inputs, numKeys, smallest, at.Member(scratch)))
                         found++;
             }
             else

@@ -79,33 +79,34 @@ public static unsafe partial class SortedSetCommands
         {
             if (!TryParseBounds(ref c, query.Kind, minArg, maxArg, out long start, out long stop, out ScoreRange scores))
                 return;
-            SortedSetValue* set = ReadSet(ref c, source, out bool failed);
+            var set = ReadSet(ref c, source, out bool failed);
             if (failed)
                 return;
-            if (set != null)
+            if (query.Kind == RangeKind.Lex)
             {
-                if (query.Kind == RangeKind.Lex)
-                {
-                    LexRange.TryParse(c.Arg(minArg), c.Arg(maxArg), out var lex);
-                    CollectIn(SortedSetValue.ListOf(set), lex, query, ref nodes);
-                }
-                else
-                {
-                    Collect(set, query, start, stop, scores, ref nodes);
-                }
+                LexRange.TryParse(c.Arg(minArg), c.Arg(maxArg), out var lex);
+                CollectIn(set, lex, query, ref nodes);
+            }
+            else
+            {
+                Collect(set, query, start, stop, scores, ref nodes);
             }
             if (store)
             {
                 SortedSetValue* result = SortedSetValue.Create();
-                foreach (nint node in nodes.Items)
-                    result->Add(SkipNode.MemberOf((SkipNode*)node), ((SkipNode*)node)->Score);
-                TypedKeys.Store(ref c, c.Arg(1), Engine.ValueType.SortedSet, result, result->Count);
+                Span<byte> scratch = stackalloc byte[SortedSetCursor.Scratch];
+                foreach (nint position in nodes.Items)
+                {
+                    var at = set.At(position);
+                    result->Add(at.Member(scratch), at.Score);
+                }
+                StoreResult(ref c, c.Arg(1), result);
                 c.Reply.Integer(nodes.Count);
             }
             else if (query.WithScores)
-                WriteWithScores(c.Reply, nodes.Items);
+                WriteWithScores(c.Reply, set, nodes.Items);
             else
-                WriteMembers(c.Reply, nodes.Items);
+                WriteMembers(c.Reply, set, nodes.Items);
         }
         finally
         {
@@ -135,41 +136,40 @@ public static unsafe partial class SortedSetCommands
         }
     }
 
-    /// <summary>Collects the nodes of a rank or score range in reply order.</summary>
-    private static void Collect(SortedSetValue* set, in RangeQuery query, long start, long stop, in ScoreRange scores, ref NodeBuffer nodes)
+    /// <summary>Collects the positions of a rank or score range in reply order.</summary>
+    private static void Collect(in SortedSetView set, in RangeQuery query, long start, long stop, in ScoreRange scores, ref NodeBuffer nodes)
     {
-        SkipList* list = SortedSetValue.ListOf(set);
         if (query.Kind == RangeKind.Rank)
         {
-            if (!ListCommands.TryClamp(start, stop, list->Length, out long from, out long to))
+            if (!ListCommands.TryClamp(start, stop, set.Count, out long from, out long to))
                 return;
             // Reverse ranks count from the highest score.
-            SkipNode* node = list->ByRank(query.Reverse ? list->Length - from : from + 1);
-            for (long i = from; i <= to && node != null; i++)
+            var at = set.AtRank(query.Reverse ? set.Count - 1 - from : from);
+            for (long i = from; i <= to && !at.IsEnd; i++)
             {
-                nodes.Add(node);
-                node = query.Reverse ? node->Backward : SkipNode.Next(node);
+                nodes.Add(at.Position);
+                at = at.Step(query.Reverse);
             }
             return;
         }
-        CollectIn(list, scores, query, ref nodes);
+        CollectIn(set, scores, query, ref nodes);
     }
 
-    /// <summary>Collects the nodes of a score or lex range in reply order, past LIMIT's offset and up to its count.</summary>
-    private static void CollectIn<TRange>(SkipList* list, scoped in TRange range, in RangeQuery query, ref NodeBuffer nodes)
-        where TRange : ISkipListRange, allows ref struct
+    /// <summary>Collects the positions of a score or lex range in reply order, past LIMIT's offset and up to its count.</summary>
+    private static void CollectIn<TRange>(in SortedSetView set, scoped in TRange range, in RangeQuery query, ref NodeBuffer nodes)
+        where TRange : ISortedSetRange, allows ref struct
     {
-        if (query.Offset < 0)
+        if (query.Offset < 0 || !set.Exists)
             return;
-        SkipNode* at = query.Reverse ? list->LastIn(range) : list->FirstIn(range);
-        for (long skip = query.Offset; at != null && skip > 0; skip--)
-            at = query.Reverse ? at->Backward : SkipNode.Next(at);
-        for (long taken = 0; at != null && (query.Limit < 0 || taken < query.Limit); taken++)
+        var at = query.Reverse ? set.LastIn(range) : set.FirstIn(range);
+        for (long skip = query.Offset; !at.IsEnd && skip > 0; skip--)
+            at = at.Step(query.Reverse);
+        for (long taken = 0; !at.IsEnd && (query.Limit < 0 || taken < query.Limit); taken++)
         {
             if (query.Reverse ? !range.AboveMin(at) : !range.BelowMax(at))
                 break;
-            nodes.Add(at);
-            at = query.Reverse ? at->Backward : SkipNode.Next(at);
+            nodes.Add(at.Position);
+            at = at.Step(query.Reverse);
         }
     }
 
@@ -179,6 +179,7 @@ public static unsafe partial class SortedSetCommands
     private static void ZRemRangeByScore(ref CommandContext c) => RemoveRange(ref c, RangeKind.Score);
     private static void ZRemRangeByLex(ref CommandContext c) => RemoveRange(ref c, RangeKind.Lex);
 
+    /// <summary>ZREMRANGEBYRANK/SCORE/LEX: a range is a run of consecutive members, found then removed in one go.</summary>
     private static void RemoveRange(ref CommandContext c, RangeKind kind)
     {
         if (!TryParseBounds(ref c, kind, 2, 3, out long start, out long stop, out ScoreRange scores))
@@ -189,34 +190,38 @@ public static unsafe partial class SortedSetCommands
         long removed = 0;
         if (e != null)
         {
-            SortedSetValue* set = Values.SortedSet(e);
-            var query = new RangeQuery { Kind = kind, Limit = -1 };
-            var nodes = new NodeBuffer(16);
-            try
+            var set = SortedSetView.Of(e);
+            SortedSetCursor first;
+            switch (kind)
             {
-                if (kind == RangeKind.Lex)
-                {
+                case RangeKind.Rank:
+                    first = ListCommands.TryClamp(start, stop, set.Count, out long from, out long to) ? set.AtRank(from) : default;
+                    removed = first.IsEnd ? 0 : to - from + 1;
+                    break;
+                case RangeKind.Score:
+                    removed = RunIn(set, scores, out first);
+                    break;
+                default:
                     LexRange.TryParse(c.Arg(2), c.Arg(3), out var lex);
-                    CollectIn(SortedSetValue.ListOf(set), lex, query, ref nodes);
-                }
-                else
-                {
-                    Collect(set, query, start, stop, scores, ref nodes);
-                }
-                // Collected first: removing a node frees it, and the walk needs the links.
-                foreach (nint node in nodes.Items)
-                    set->Remove(SkipNode.MemberOf((SkipNode*)node));
-                removed = nodes.Count;
+                    removed = RunIn(set, lex, out first);
+                    break;
             }
-            finally
-            {
-                nodes.Dispose();
-            }
+            SortedSets.RemoveRun(e, first, removed);
             TypedKeys.DeleteIfEmpty(ref c, c.Arg(1), e);
         }
         if (removed == 0)
             c.LogNothing();
         c.Reply.Integer(removed);
+    }
+
+    /// <summary>The first member inside <paramref name="range"/> and how many follow it inside.</summary>
+    private static long RunIn<TRange>(in SortedSetView set, scoped in TRange range, out SortedSetCursor first) where TRange : ISortedSetRange, allows ref struct
+    {
+        first = set.FirstIn(range);
+        long n = 0;
+        for (var at = first; !at.IsEnd && range.BelowMax(at); at = at.Next)
+            n++;
+        return n;
     }
 
     // ---- pops ----------------------------------------------------------------------------
@@ -248,27 +253,27 @@ public static unsafe partial class SortedSetCommands
             c.Reply.ArrayHeader(0);
             return;
         }
-        SortedSetValue* set = Values.SortedSet(e);
-        long n = Math.Min(count, set->Count);
+        long n = Math.Min(count, Values.Length(e));
         if (counted && c.Reply.Protocol == 3)
             c.Reply.ArrayHeader(n);
         else
             c.Reply.ArrayHeader(n * 2);
         for (long i = 0; i < n; i++)
-            PopOne(ref c, set, max, nested: counted && c.Reply.Protocol == 3);
+            PopOne(ref c, e, max, nested: counted && c.Reply.Protocol == 3);
         TypedKeys.DeleteIfEmpty(ref c, c.Arg(1), e);
     }
 
     /// <summary>Replies with the lowest or highest member and its score, then removes it.</summary>
-    internal static void PopOne(ref CommandContext c, SortedSetValue* set, bool max, bool nested)
+    internal static void PopOne(ref CommandContext c, Entry* e, bool max, bool nested)
     {
-        SkipList* list = SortedSetValue.ListOf(set);
-        SkipNode* node = max ? list->Last : list->First;
+        var set = SortedSetView.Of(e);
+        var at = max ? set.Last : set.First;
+        Span<byte> scratch = stackalloc byte[SortedSetCursor.Scratch];
         if (nested)
             c.Reply.ArrayHeader(2);
-        c.Reply.Bulk(SkipNode.MemberOf(node));
-        c.Reply.Double(node->Score);
-        set->Remove(SkipNode.MemberOf(node));
+        c.Reply.Bulk(at.Member(scratch));
+        c.Reply.Double(at.Score);
+        SortedSets.RemoveAt(e, at);
     }
 
     /// <summary>ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: [key, [[member, score], ...]] from the first non-empty set, or null.</summary>

@@ -7,7 +7,7 @@ using static Diagnostics.Server.Commands.CommandFlags;
 namespace Diagnostics.Server.Commands;
 
 /// <summary>
-/// Sorted set commands over a <see cref="SortedSetValue"/>: adds and increments, ranks, the
+/// Sorted set commands over either form of a sorted set (<see cref="SortedSetView"/> to read, <see cref="SortedSets"/> to write): adds and increments, ranks, the
 /// ZRANGE family by rank, score or lex, removals by range, pops, and the set algebra of ZUNION,
 /// ZINTER and ZDIFF (which also accept plain sets, their members scoring 1).
 /// </summary>
@@ -189,7 +189,7 @@ public static unsafe partial class SortedSetCommands
             }
         }
 
-        Entry* e = TypedKeys.WriteOrCreate(ref c, c.Arg(1), Engine.ValueType.SortedSet, create: !xx, out bool failed);
+        Entry* e = WriteOrCreate(ref c, c.Arg(1), create: !xx, c.Arg(first + 1).Length, out bool failed);
         if (e == null)
         {
             if (failed)
@@ -200,44 +200,34 @@ public static unsafe partial class SortedSetCommands
                 c.Reply.Integer(0);
             return;
         }
-        SortedSetValue* set = Values.SortedSet(e);
+        var limits = SortedSetLimits.From(c.Server.Config);
+        var addFlags = (nx ? SortedSetAddFlags.Nx : 0) | (xx ? SortedSetAddFlags.Xx : 0) | (gt ? SortedSetAddFlags.Gt : 0)
+            | (lt ? SortedSetAddFlags.Lt : 0) | (incr ? SortedSetAddFlags.Incr : 0);
         long added = 0, changed = 0;
         double result = 0;
         bool applied = false;
         for (int i = 0; i < pairs; i++)
         {
             NumberFormat.TryParseDouble(c.Arg(first + 2 * i), out double score);
-            ReadOnlySpan<byte> member = c.Arg(first + 2 * i + 1);
-            SkipNode* node = set->Find(member);
-            if (node == null)
+            switch (SortedSets.Add(e, score, c.Arg(first + 2 * i + 1), addFlags, limits, out double newScore))
             {
-                if (xx)
+                case SortedSetAddResult.Added:
+                    added++;
+                    break;
+                case SortedSetAddResult.Updated:
+                    changed++;
+                    break;
+                case SortedSetAddResult.Unchanged:
+                    break;
+                case SortedSetAddResult.NotANumber:
+                    c.Error(ScoreIsNaN);
+                    TypedKeys.DeleteIfEmpty(ref c, c.Arg(1), e);
+                    return;
+                default:
                     continue;
-                set->Add(member, score);
-                added++;
-                applied = true;
-                result = score;
-                continue;
             }
-            if (nx)
-                continue;
-            double current = node->Score;
-            double next = incr ? current + score : score;
-            if (double.IsNaN(next))
-            {
-                c.Error(ScoreIsNaN);
-                TypedKeys.DeleteIfEmpty(ref c, c.Arg(1), e);
-                return;
-            }
-            if ((gt && next <= current) || (lt && next >= current))
-                continue;
             applied = true;
-            result = next;
-            if (next != current)
-            {
-                set->Rescore(member, next);
-                changed++;
-            }
+            result = newScore;
         }
         if (added + changed == 0)
             c.LogNothing();
@@ -262,53 +252,62 @@ public static unsafe partial class SortedSetCommands
             c.Error(NotFloat);
             return;
         }
-        Entry* e = TypedKeys.WriteOrCreate(ref c, c.Arg(1), Engine.ValueType.SortedSet);
+        ReadOnlySpan<byte> member = c.Arg(3);
+        Entry* e = WriteOrCreate(ref c, c.Arg(1), create: true, member.Length, out _);
         if (e == null)
             return;
-        SortedSetValue* set = Values.SortedSet(e);
-        ReadOnlySpan<byte> member = c.Arg(3);
-        SkipNode* node = set->Find(member);
-        if (node == null)
-        {
-            set->Add(member, increment);
-            c.Reply.Double(increment);
-            return;
-        }
-        double next = node->Score + increment;
-        if (double.IsNaN(next))
+        if (SortedSets.Add(e, increment, member, SortedSetAddFlags.Incr, SortedSetLimits.From(c.Server.Config), out double next) == SortedSetAddResult.NotANumber)
         {
             c.Error(ScoreIsNaN);
             return;
         }
-        set->Rescore(member, next);
         c.Reply.Double(next);
+    }
+
+    /// <summary>
+    /// The key's sorted set for a write, created when missing (unless <paramref name="create"/> is
+    /// false: null, nothing logged) in the form Redis gives a set whose first member has
+    /// <paramref name="firstMemberLength"/> bytes; null with <paramref name="failed"/> after WRONGTYPE.
+    /// </summary>
+    internal static Entry* WriteOrCreate(ref CommandContext c, ReadOnlySpan<byte> key, bool create, long firstMemberLength, out bool failed)
+    {
+        Entry* e = TypedKeys.Write(ref c, key, Engine.ValueType.SortedSet, out failed);
+        if (e != null || failed)
+            return e;
+        if (!create)
+        {
+            c.LogNothing();
+            return null;
+        }
+        Database db = c.Database(key, out uint hash);
+        e = SortedSets.NewEntry(key, hash, firstMemberLength, SortedSetLimits.From(c.Server.Config));
+        db.Add(e);
+        return e;
     }
 
     private static void ZRem(ref CommandContext c) => TypedKeys.RemoveMembers(ref c, Engine.ValueType.SortedSet, &RemoveMember);
 
-    private static bool RemoveMember(Entry* e, ReadOnlySpan<byte> member) => Values.SortedSet(e)->Remove(member);
+    private static bool RemoveMember(Entry* e, ReadOnlySpan<byte> member) => SortedSets.Remove(e, member);
 
     // ---- reads ---------------------------------------------------------------------------
 
-    private static SortedSetValue* ReadSet(ref CommandContext c, int argument, out bool failed)
-    {
-        Entry* e = TypedKeys.Read(ref c, c.Arg(argument), Engine.ValueType.SortedSet, out failed);
-        return e == null ? null : Values.SortedSet(e);
-    }
+    /// <summary>The key's sorted set for a read; an empty view when missing, <paramref name="failed"/> after WRONGTYPE.</summary>
+    private static SortedSetView ReadSet(ref CommandContext c, int argument, out bool failed)
+        => SortedSetView.Of(TypedKeys.Read(ref c, c.Arg(argument), Engine.ValueType.SortedSet, out failed));
 
     private static void ZCard(ref CommandContext c)
     {
-        SortedSetValue* set = ReadSet(ref c, 1, out bool failed);
+        var set = ReadSet(ref c, 1, out bool failed);
         if (!failed)
-            c.Reply.Integer(set == null ? 0 : set->Count);
+            c.Reply.Integer(set.Count);
     }
 
     private static void ZScore(ref CommandContext c)
     {
-        SortedSetValue* set = ReadSet(ref c, 1, out bool failed);
+        var set = ReadSet(ref c, 1, out bool failed);
         if (failed)
             return;
-        if (set != null && set->TryGetScore(c.Arg(2), out double score))
+        if (set.TryGetScore(c.Arg(2), out double score))
             c.Reply.Double(score);
         else
             c.Reply.Null();
@@ -316,13 +315,13 @@ public static unsafe partial class SortedSetCommands
 
     private static void ZMScore(ref CommandContext c)
     {
-        SortedSetValue* set = ReadSet(ref c, 1, out bool failed);
+        var set = ReadSet(ref c, 1, out bool failed);
         if (failed)
             return;
         c.Reply.ArrayHeader(c.ArgCount - 2);
         for (int i = 2; i < c.ArgCount; i++)
         {
-            if (set != null && set->TryGetScore(c.Arg(i), out double score))
+            if (set.TryGetScore(c.Arg(i), out double score))
                 c.Reply.Double(score);
             else
                 c.Reply.Null();
@@ -341,10 +340,10 @@ public static unsafe partial class SortedSetCommands
             c.SyntaxError();
             return;
         }
-        SortedSetValue* set = ReadSet(ref c, 1, out bool failed);
+        var set = ReadSet(ref c, 1, out bool failed);
         if (failed)
             return;
-        long rank = set == null ? -1 : set->RankOf(c.Arg(2), reverse);
+        long rank = set.RankOf(c.Arg(2), reverse, out double score);
         if (rank < 0)
         {
             if (withScore)
@@ -360,7 +359,7 @@ public static unsafe partial class SortedSetCommands
         }
         c.Reply.ArrayHeader(2);
         c.Reply.Integer(rank);
-        c.Reply.Double(set->Find(c.Arg(2))->Score);
+        c.Reply.Double(score);
     }
 
     private static void ZCount(ref CommandContext c)
@@ -379,69 +378,142 @@ public static unsafe partial class SortedSetCommands
             c.Error(MinMaxNotLex);
     }
 
-    /// <summary>ZCOUNT and ZLEXCOUNT: the members inside <paramref name="range"/>, counted by rank without walking them.</summary>
-    private static void CountIn<TRange>(ref CommandContext c, scoped in TRange range) where TRange : ISkipListRange, allows ref struct
+    /// <summary>ZCOUNT and ZLEXCOUNT: the members inside <paramref name="range"/>.</summary>
+    private static void CountIn<TRange>(ref CommandContext c, scoped in TRange range) where TRange : ISortedSetRange, allows ref struct
     {
-        SortedSetValue* set = ReadSet(ref c, 1, out bool failed);
-        if (failed)
-            return;
-        SkipList* list = set == null ? null : SortedSetValue.ListOf(set);
-        c.Reply.Integer(list == null ? 0 : CountBetween(list, list->FirstIn(range), list->LastIn(range)));
+        var set = ReadSet(ref c, 1, out bool failed);
+        if (!failed)
+            c.Reply.Integer(set.CountIn(range));
     }
 
-    /// <summary>Members from <paramref name="low"/> to <paramref name="high"/> inclusive, by their ranks; 0 when the range is empty (low null).</summary>
-    private static long CountBetween(SkipList* list, SkipNode* low, SkipNode* high)
-        => low == null ? 0 : list->Rank(high->Score, SkipNode.MemberOf(high)) - list->Rank(low->Score, SkipNode.MemberOf(low)) + 1;
-
+    /// <summary>
+    /// ZRANDMEMBER key [count [WITHSCORES]], as zrandmemberWithCountCommand: a negative count picks
+    /// with repeats; a count covering the set returns all of it, highest score first; a large share is a
+    /// shuffled prefix of every member; a small one is distinct random picks.
+    /// </summary>
     private static void ZRandMember(ref CommandContext c)
     {
         if (!RandomFields.TryOptions(ref c, "withscores"u8, out bool hasCount, out long count, out bool withScores))
             return;
-        SortedSetValue* set = ReadSet(ref c, 1, out bool failed);
+        var set = ReadSet(ref c, 1, out bool failed);
         if (failed)
             return;
+        var reply = c.Reply;
+        Span<byte> scratch = stackalloc byte[SortedSetCursor.Scratch];
         if (!hasCount)
         {
-            SkipNode* node = set == null ? null : set->Random(Random.Shared);
-            if (node == null)
-                c.Reply.Null();
+            var pick = set.Random(Random.Shared);
+            if (pick.IsEnd)
+                reply.Null();
             else
-                c.Reply.Bulk(SkipNode.MemberOf(node));
+                reply.Bulk(pick.Member(scratch));
             return;
         }
-        RandomFields.Reply(ref c, set == null ? null : set->Members, count, withScores ? RandomFields.Shape.MemberAndScore : RandomFields.Shape.Field);
+        long size = set.Count;
+        if (count == 0 || size == 0)
+        {
+            reply.ArrayHeader(0);
+            return;
+        }
+        var random = Random.Shared;
+        if (count < 0)
+        {
+            RandomHeader(reply, -count, withScores);
+            for (long i = 0; i < -count; i++)
+                WriteRandom(reply, set.Random(random), withScores, scratch);
+            return;
+        }
+        if (count >= size)
+        {
+            // The whole set, from the highest score down: Redis 7.0's zset iterator walks from the tail.
+            RandomHeader(reply, size, withScores);
+            for (var at = set.Last; !at.IsEnd; at = at.Previous)
+                WriteRandom(reply, at, withScores, scratch);
+            return;
+        }
+        RandomHeader(reply, count, withScores);
+        if (count * 3 > size)
+        {
+            // Many of them: every position, keeping a random prefix (partial Fisher-Yates).
+            nint[] positions = ArrayPool<nint>.Shared.Rent((int)size);
+            int n = 0;
+            for (var at = set.First; !at.IsEnd; at = at.Next)
+                positions[n++] = at.Position;
+            for (int i = 0; i < count; i++)
+            {
+                int pick = i + random.Next(n - i);
+                (positions[i], positions[pick]) = (positions[pick], positions[i]);
+                WriteRandom(reply, set.At(positions[i]), withScores, scratch);
+            }
+            ArrayPool<nint>.Shared.Return(positions);
+            return;
+        }
+        // Few of a large set: random picks until enough distinct ones.
+        var seen = new HashSet<nint>((int)count);
+        while (seen.Count < count)
+        {
+            var pick = set.Random(random);
+            if (seen.Add(pick.Position))
+                WriteRandom(reply, pick, withScores, scratch);
+        }
+    }
+
+    private static void RandomHeader(RespWriter reply, long count, bool withScores)
+        => reply.ArrayHeader(withScores && reply.Protocol != 3 ? count * 2 : count);
+
+    private static void WriteRandom(RespWriter reply, in SortedSetCursor at, bool withScores, Span<byte> scratch)
+    {
+        if (withScores && reply.Protocol == 3)
+            reply.ArrayHeader(2);
+        reply.Bulk(at.Member(scratch));
+        if (withScores)
+            reply.Double(at.Score);
     }
 
     private static void ZScan(ref CommandContext c)
     {
-        SortedSetValue* set = ReadSet(ref c, 1, out bool failed);
-        if (!failed)
-            ElementScan.Run(ref c, set == null ? null : set->Members, ElementScan.Kind.SortedSet);
+        Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.SortedSet, out bool failed);
+        if (failed)
+            return;
+        if (e != null && e->Form == Engine.ValueForm.Listpack)
+            ElementScan.Run(ref c, null, ElementScan.Kind.SortedSet, Values.Packed(e));
+        else
+            ElementScan.Run(ref c, e == null ? null : Values.SortedSet(e)->Members, ElementScan.Kind.SortedSet);
     }
 
     /// <summary>Writes (member, score) pairs: flat in RESP2, each pair an array of two in RESP3 (Redis 7's WITHSCORES shape).</summary>
-    internal static void WriteWithScores(RespWriter reply, ReadOnlySpan<nint> nodes)
+    internal static void WriteWithScores(RespWriter reply, in SortedSetView set, ReadOnlySpan<nint> positions)
     {
         bool nested = reply.Protocol == 3;
-        reply.ArrayHeader(nested ? nodes.Length : nodes.Length * 2L);
-        foreach (nint pointer in nodes)
+        Span<byte> scratch = stackalloc byte[SortedSetCursor.Scratch];
+        reply.ArrayHeader(nested ? positions.Length : positions.Length * 2L);
+        foreach (nint position in positions)
         {
-            var node = (SkipNode*)pointer;
+            var at = set.At(position);
             if (nested)
                 reply.ArrayHeader(2);
-            reply.Bulk(SkipNode.MemberOf(node));
-            reply.Double(node->Score);
+            reply.Bulk(at.Member(scratch));
+            reply.Double(at.Score);
         }
     }
 
-    internal static void WriteMembers(RespWriter reply, ReadOnlySpan<nint> nodes)
+    internal static void WriteMembers(RespWriter reply, in SortedSetView set, ReadOnlySpan<nint> positions)
     {
-        reply.ArrayHeader(nodes.Length);
-        foreach (nint pointer in nodes)
-            reply.Bulk(SkipNode.MemberOf((SkipNode*)pointer));
+        Span<byte> scratch = stackalloc byte[SortedSetCursor.Scratch];
+        reply.ArrayHeader(positions.Length);
+        foreach (nint position in positions)
+            reply.Bulk(set.At(position).Member(scratch));
     }
 
-    /// <summary>A pooled buffer of node pointers, for replies whose length is known only after the walk.</summary>
+    /// <summary>Replaces <paramref name="key"/> with a finished result (the STORE forms), packed when Redis would pack it; an empty one deletes the key.</summary>
+    private static void StoreResult(ref CommandContext c, ReadOnlySpan<byte> key, SortedSetValue* result)
+    {
+        long count = result->Count;
+        void* value = SortedSets.Pack(result, SortedSetLimits.From(c.Server.Config), out var form);
+        TypedKeys.Store(ref c, key, Engine.ValueType.SortedSet, value, count, form);
+    }
+
+    /// <summary>A pooled buffer of positions (<see cref="SortedSetCursor.Position"/>), for replies whose length is known only after the walk.</summary>
     internal ref struct NodeBuffer
     {
         private nint[] _items;
@@ -453,7 +525,7 @@ public static unsafe partial class SortedSetCommands
             Count = 0;
         }
 
-        public void Add(SkipNode* node)
+        public void Add(nint position)
         {
             if (Count == _items.Length)
             {
@@ -462,7 +534,7 @@ public static unsafe partial class SortedSetCommands
                 ArrayPool<nint>.Shared.Return(_items);
                 _items = larger;
             }
-            _items[Count++] = (nint)node;
+            _items[Count++] = position;
         }
 
         public readonly ReadOnlySpan<nint> Items => _items.AsSpan(0, Count);

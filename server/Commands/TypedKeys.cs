@@ -84,13 +84,15 @@ internal static unsafe class TypedKeys
 
     /// <summary>
     /// Replaces whatever <paramref name="key"/> holds with a value built by the caller (the STORE
-    /// forms), without a TTL; an empty value deletes the key instead, as in Redis.
+    /// forms), without a TTL; an empty value deletes the key instead, as in Redis. The value is
+    /// held in <paramref name="form"/> (a packed block, or the type's structure).
     /// </summary>
-    public static void Store(ref CommandContext c, ReadOnlySpan<byte> key, Engine.ValueType type, void* structure, long count)
+    public static void Store(ref CommandContext c, ReadOnlySpan<byte> key, Engine.ValueType type, void* structure, long count, ValueForm form = ValueForm.Structure)
     {
         Database db = c.Database(key, out uint hash);
         db.Delete(key, hash, c.ExpireClockMs);
         Entry* e = Values.NewEntry(key, hash, type, structure);
+        e->Form = form;
         if (count == 0)
         {
             EntryStore.Free(e);

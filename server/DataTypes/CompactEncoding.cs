@@ -32,15 +32,4 @@ public static unsafe class CompactEncoding
                 return false;
         return true;
     }
-
-    /// <summary>A listpack sorted set: at most zset-max-listpack-entries members, none longer than zset-max-listpack-value.</summary>
-    public static bool IsListpackSortedSet(SortedSetValue* set, long maxEntries, long maxValue)
-    {
-        if (set->Count > maxEntries)
-            return false;
-        for (SkipNode* node = SortedSetValue.ListOf(set)->First; node != null; node = SkipNode.Next(node))
-            if (node->MemberLength > maxValue)
-                return false;
-        return true;
-    }
 }

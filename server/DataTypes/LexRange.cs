@@ -1,7 +1,7 @@
 namespace Diagnostics.Server.DataTypes;
 
 /// <summary>A member interval as ZRANGEBYLEX takes it: "[a" (inclusive), "(a" (exclusive), "-" and "+" (the ends).</summary>
-public readonly unsafe ref struct LexRange : ISkipListRange
+public readonly unsafe ref struct LexRange : ISortedSetRange
 {
     private readonly ReadOnlySpan<byte> _min;
     private readonly ReadOnlySpan<byte> _max;
@@ -57,6 +57,18 @@ public readonly unsafe ref struct LexRange : ISkipListRange
 
     public bool AboveMin(SkipNode* node) => AboveMin(SkipNode.MemberOf(node));
     public bool BelowMax(SkipNode* node) => BelowMax(SkipNode.MemberOf(node));
+
+    public bool AboveMin(in SortedSetCursor at)
+    {
+        Span<byte> scratch = stackalloc byte[SortedSetCursor.Scratch];
+        return AboveMin(at.Member(scratch));
+    }
+
+    public bool BelowMax(in SortedSetCursor at)
+    {
+        Span<byte> scratch = stackalloc byte[SortedSetCursor.Scratch];
+        return BelowMax(at.Member(scratch));
+    }
 
     public bool AboveMin(ReadOnlySpan<byte> member) => _minKind switch
     {

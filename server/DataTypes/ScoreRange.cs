@@ -3,7 +3,7 @@ using Diagnostics.Server.Protocol;
 namespace Diagnostics.Server.DataTypes;
 
 /// <summary>A score interval as ZRANGEBYSCORE takes it: "1.5", "(1.5" (exclusive), "-inf", "+inf".</summary>
-public readonly unsafe struct ScoreRange(double min, double max, bool minExclusive, bool maxExclusive) : ISkipListRange
+public readonly unsafe struct ScoreRange(double min, double max, bool minExclusive, bool maxExclusive) : ISortedSetRange
 {
     public readonly double Min = min;
     public readonly double Max = max;
@@ -15,6 +15,8 @@ public readonly unsafe struct ScoreRange(double min, double max, bool minExclusi
     public bool Contains(double score) => AboveMin(score) && BelowMax(score);
     public bool AboveMin(SkipNode* node) => AboveMin(node->Score);
     public bool BelowMax(SkipNode* node) => BelowMax(node->Score);
+    public bool AboveMin(in SortedSetCursor at) => AboveMin(at.Score);
+    public bool BelowMax(in SortedSetCursor at) => BelowMax(at.Score);
 
     /// <summary>Parses both bounds; false (reply "ERR min or max is not a float") when either is not a score.</summary>
     public static bool TryParse(ReadOnlySpan<byte> min, ReadOnlySpan<byte> max, out ScoreRange range)

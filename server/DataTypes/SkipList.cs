@@ -235,7 +235,7 @@ public unsafe struct SkipList
     }
 
     /// <summary>The first node inside <paramref name="range"/> (of scores or of members), or null.</summary>
-    public readonly SkipNode* FirstIn<TRange>(in TRange range) where TRange : ISkipListRange, allows ref struct
+    public readonly SkipNode* FirstIn<TRange>(in TRange range) where TRange : ISortedSetRange, allows ref struct
     {
         if (!Overlaps(range))
             return null;
@@ -248,7 +248,7 @@ public unsafe struct SkipList
     }
 
     /// <summary>The last node inside <paramref name="range"/> (of scores or of members), or null.</summary>
-    public readonly SkipNode* LastIn<TRange>(in TRange range) where TRange : ISkipListRange, allows ref struct
+    public readonly SkipNode* LastIn<TRange>(in TRange range) where TRange : ISortedSetRange, allows ref struct
     {
         if (!Overlaps(range))
             return null;
@@ -260,7 +260,7 @@ public unsafe struct SkipList
     }
 
     /// <summary>False when no node can be inside: the set is empty, or lies wholly outside the range.</summary>
-    private readonly bool Overlaps<TRange>(in TRange range) where TRange : ISkipListRange, allows ref struct
+    private readonly bool Overlaps<TRange>(in TRange range) where TRange : ISortedSetRange, allows ref struct
         => _tail != null && range.AboveMin(_tail) && range.BelowMax(First);
 
     /// <summary>Unlinks <paramref name="x"/> given its predecessor at every level.</summary>

@@ -66,6 +66,9 @@ public static unsafe class ValueEncoding
                     total += 1 + Prefixed(list->NodeAt(i)->Size);
                 return total;
             }
+            case ValueType.SortedSet when e->Form == ValueForm.Listpack:
+                // Written as the listpack's bytes in one RDB string.
+                return Prefixed(NativeListpack.Bytes(Values.Packed(e)));
             case ValueType.SortedSet:
             {
                 long total = LengthPrefix(Values.SortedSet(e)->Count);

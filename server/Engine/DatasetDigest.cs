@@ -87,7 +87,7 @@ public static unsafe class DatasetDigest
                     Xor(digest, FieldNode.FieldOf(node));
                 break;
             case ValueType.SortedSet:
-                SortedSet(Values.SortedSet(e), digest);
+                SortedSet(SortedSetView.Of(e), digest);
                 break;
             case ValueType.Hash:
                 Hash(Values.Hash(e), digest);
@@ -101,15 +101,16 @@ public static unsafe class DatasetDigest
     }
 
     /// <summary>Each member and its score as printf("%.17g") (7.0; 7.2 moved to shortest form) mixed into a per-element digest, xored in.</summary>
-    private static void SortedSet(SortedSetValue* set, Span<byte> digest)
+    private static void SortedSet(in SortedSetView set, Span<byte> digest)
     {
         Span<byte> element = stackalloc byte[Size];
         Span<byte> score = stackalloc byte[PrintfG17.MaxLength];
-        for (SkipNode* node = SortedSetValue.ListOf(set)->First; node != null; node = SkipNode.Next(node))
+        Span<byte> scratch = stackalloc byte[SortedSetCursor.Scratch];
+        for (var at = set.First; !at.IsEnd; at = at.Next)
         {
             element.Clear();
-            Mix(element, SkipNode.MemberOf(node));
-            Mix(element, score[..PrintfG17.Format(node->Score, score)]);
+            Mix(element, at.Member(scratch));
+            Mix(element, score[..PrintfG17.Format(at.Score, score)]);
             Xor(digest, element);
         }
     }

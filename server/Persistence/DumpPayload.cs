@@ -40,13 +40,12 @@ internal static unsafe class DumpPayload
     /// <summary>
     /// A detached entry named <paramref name="key"/> holding the value of a verified payload, without
     /// expiry, in tracked memory; null when the value is corrupt or of a type this server lacks.
-    /// Bytes between the value and the trailer are ignored, as Redis ignores them. A list takes
-    /// <paramref name="listFill"/> and <paramref name="listCompressDepth"/> (the settings now).
+    /// Bytes between the value and the trailer are ignored, as Redis ignores them. The value takes
+    /// the form <paramref name="config"/>'s limits give it now (packed or not, a list's node size).
     /// </summary>
-    public static Entry* Read(ReadOnlySpan<byte> payload, ReadOnlySpan<byte> key, int listFill = -2, int listCompressDepth = 0)
+    public static Entry* Read(ReadOnlySpan<byte> payload, ReadOnlySpan<byte> key, Configuration.ServerConfig config)
     {
-        var visitor = new ValueVisitor();
-        visitor.UseListShape(listFill, listCompressDepth);
+        var visitor = new ValueVisitor(config);
         try
         {
             fixed (byte* bytes = payload)
@@ -68,8 +67,8 @@ internal static unsafe class DumpPayload
     }
 
     /// <summary>Builds the one value a payload holds.</summary>
-    private sealed class ValueVisitor()
-        : RdbBuildingVisitor(new RdbEntryBuilder(strict: true, problem => new InvalidDataException(problem)))
+    private sealed class ValueVisitor(Configuration.ServerConfig config)
+        : RdbBuildingVisitor(new RdbEntryBuilder(strict: true, problem => new InvalidDataException(problem), config))
     {
         private Entry* _built;
 

@@ -125,11 +125,12 @@ public static unsafe class KeyspaceDumper
                     break;
                 case Engine.ValueType.SortedSet:
                     Span<byte> score = stackalloc byte[40];
-                    for (SkipNode* node = SortedSetValue.ListOf(Values.SortedSet(e))->First; node != null; node = SkipNode.Next(node))
+                    Span<byte> scratch = stackalloc byte[SortedSetCursor.Scratch];
+                    for (var at = SortedSetView.Of(e).First; !at.IsEnd; at = at.Next)
                     {
                         Begin("ZADD"u8, key, ref inCommand, ref remaining, 2);
-                        output.Argument(score[..Protocol.NumberFormat.FormatDouble(node->Score, score)]);
-                        output.Argument(SkipNode.MemberOf(node));
+                        output.Argument(score[..Protocol.NumberFormat.FormatDouble(at.Score, score)]);
+                        output.Argument(at.Member(scratch));
                         End(ref inCommand);
                     }
                     break;

@@ -21,15 +21,14 @@ internal abstract unsafe class RdbBuildingVisitor(RdbEntryBuilder builder) : IRd
     /// <summary>Ignored unless the visitor loads functions (declared here so a subclass's override implements the interface).</summary>
     public virtual void FunctionLibrary(ReadOnlySpan<byte> code) { }
 
+    /// <summary>A collection begins; the reader states no count (0) exactly when it holds the value as a packed blob.</summary>
     public void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs, long sizeHint)
-        => builder.BeginCollection(kind, key, expireAtUnixMs);
+        => builder.BeginCollection(kind, key, expireAtUnixMs, fromPacked: sizeHint == 0);
 
     public void ListElement(ReadOnlySpan<byte> element) => builder.ListElement(element);
     public void ListNode(ReadOnlySpan<byte> listpack) => builder.ListNode(listpack);
     public void ListPlainNode(ReadOnlySpan<byte> element) => builder.ListPlainNode(element);
 
-    /// <summary>Lists built here take this node limit and compress depth (list-max-listpack-size, list-compress-depth), as Redis's load does.</summary>
-    public void UseListShape(int fill, int compressDepth) => builder.UseListShape(fill, compressDepth);
     public void SetMember(ReadOnlySpan<byte> member) => builder.SetMember(member);
     public void HashField(ReadOnlySpan<byte> field, ReadOnlySpan<byte> value) => builder.HashField(field, value);
     public void SortedSetMember(ReadOnlySpan<byte> member, double score) => builder.SortedSetMember(member, score);

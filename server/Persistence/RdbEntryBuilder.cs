@@ -1,4 +1,5 @@
 using System.Text;
+using Diagnostics.Server.Configuration;
 using Diagnostics.Server.DataTypes;
 using Diagnostics.Server.DataTypes.Packed;
 using Diagnostics.Server.DataTypes.Streams;
@@ -14,18 +15,26 @@ namespace Diagnostics.Server.Persistence;
 /// value it builds in the keyspace; RESTORE adds its one. Strict (RESTORE's hostile payloads): a
 /// member or field given twice, or a collection with no element, is corrupt data, as Redis refuses
 /// it; otherwise (loading a file) the later one wins and an empty collection is dropped.
-/// Inconsistencies throw the exception <paramref name="corrupt"/> makes of the problem.
+/// Inconsistencies throw the exception <paramref name="corrupt"/> makes of the problem. A value
+/// ends in the form Redis 7.0's rdbLoadObject gives it under <paramref name="config"/>'s limits.
 /// </summary>
-internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception> corrupt)
+internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception> corrupt, ServerConfig config)
 {
     private Entry* _building;
+    /// <summary>The value came as a packed blob (listpack, ziplist, intset, zipmap) rather than element by element.</summary>
+    private bool _fromPacked;
     private long _expireAt;
     private ConsumerGroup* _group;
     private StreamConsumer* _consumer;
 
-    public void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs)
+    /// <summary>
+    /// Begins a collection; <paramref name="fromPacked"/> when the file holds it as a packed blob,
+    /// which decides the form it loads into as Redis decides it.
+    /// </summary>
+    public void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs, bool fromPacked)
     {
         Abandon();
+        _fromPacked = fromPacked;
         var type = kind switch
         {
             RdbCollection.List => ValueType.List,
@@ -35,17 +44,8 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
         };
         _building = Values.NewEntry(key, Keyspace.Hash(key), type);
         if (type == ValueType.List)
-            Values.List(_building)->Configure(_listFill, _listCompressDepth);
+            Values.List(_building)->Configure(config.ListMaxListpackSize, config.ListCompressDepth);
         _expireAt = expireAtUnixMs;
-    }
-
-    private int _listFill = -2;
-    private int _listCompressDepth;
-
-    public void UseListShape(int fill, int compressDepth)
-    {
-        _listFill = fill;
-        _listCompressDepth = compressDepth;
     }
 
     /// <summary>An element of a list stored element by element (RDB types 1 and 10): pushed at the tail, so nodes are cut as RPUSH cuts them.</summary>
@@ -93,8 +93,25 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
                 throw corrupt($"key '{key}' holds an empty collection");
             return null;
         }
+        if (e->Type == ValueType.SortedSet)
+            LoadedSortedSetForm(e);
         e->ExpireAt = _expireAt;
         return e;
+    }
+
+    /// <summary>
+    /// rdbLoadObject's choice for a sorted set: a listpack or ziplist blob stays packed unless it
+    /// has more than zset-max-listpack-entries members; one read member by member is packed when
+    /// it is small enough on both limits (zsetConvertToListpackIfNeeded).
+    /// </summary>
+    private void LoadedSortedSetForm(Entry* e)
+    {
+        var limits = SortedSetLimits.From(config);
+        SortedSetValue* set = Values.SortedSet(e);
+        if (_fromPacked && set->Count > limits.MaxEntries)
+            return;
+        void* value = SortedSets.Pack(set, _fromPacked ? limits with { MaxValue = long.MaxValue } : limits, out var form);
+        Values.Repoint(e, form, value);
     }
 
     // ---- streams ------------------------------------------------------------------------------------

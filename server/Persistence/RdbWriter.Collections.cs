@@ -102,19 +102,6 @@ public sealed unsafe partial class RdbWriter
 
     // ---- sorted sets -------------------------------------------------------------------------------
 
-    /// <summary>Member then score for each, lowest score first, the score as Redis's listpack text.</summary>
-    private void WriteListpackSortedSet(SortedSetValue* set)
-    {
-        Span<byte> score = stackalloc byte[ListpackScoreText.MaxLength];
-        var lp = BeginListpack();
-        for (SkipNode* node = SortedSetValue.ListOf(set)->First; node != null; node = SkipNode.Next(node))
-        {
-            AppendToListpack(ref lp, SkipNode.MemberOf(node));
-            AppendToListpack(ref lp, score[..ListpackScoreText.Format(node->Score, score)]);
-        }
-        EndListpack(ref lp);
-    }
-
     /// <summary>
     /// ZSET_2: the count, then member and binary score for each, from the highest score down, as
     /// Redis walks its skip list from the tail (so a loader always inserts at the head).

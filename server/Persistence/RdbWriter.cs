@@ -253,8 +253,7 @@ public sealed unsafe partial class RdbWriter : IDisposable
         ValueType.Set => CompactEncoding.IsIntset(Values.Set(e), options.SetMaxIntsetEntries) ? TypeSetIntset : TypeSet,
         ValueType.Hash => CompactEncoding.IsListpackHash(Values.Hash(e), options.HashMaxListpackEntries, options.HashMaxListpackValue)
             ? TypeHashListpack : TypeHash,
-        ValueType.SortedSet => CompactEncoding.IsListpackSortedSet(Values.SortedSet(e), options.ZsetMaxListpackEntries, options.ZsetMaxListpackValue)
-            ? TypeSortedSetListpack : TypeSortedSet2,
+        ValueType.SortedSet => e->Form == ValueForm.Listpack ? TypeSortedSetListpack : TypeSortedSet2,
         ValueType.Stream => TypeStreamListpacks2,
         _ => throw new ArgumentOutOfRangeException(nameof(e), e->Type, "no RDB type for this value"),
     };
@@ -283,7 +282,7 @@ public sealed unsafe partial class RdbWriter : IDisposable
                 WritePlainHash(Values.Hash(e));
                 break;
             case TypeSortedSetListpack:
-                WriteListpackSortedSet(Values.SortedSet(e));
+                WriteString(DataTypes.Packed.NativeListpack.AsSpan(Values.Packed(e)));
                 break;
             case TypeSortedSet2:
                 WriteSkipListSortedSet(Values.SortedSet(e));

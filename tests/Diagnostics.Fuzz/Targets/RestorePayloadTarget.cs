@@ -16,6 +16,9 @@ public sealed unsafe class RestorePayloadTarget : IFuzzTarget
 {
     public string Name => "restore";
 
+    /// <summary>Redis's default limits decide the form a loaded value takes.</summary>
+    private static readonly Diagnostics.Server.Configuration.ServerConfig s_config = new();
+
     public void Run(ReadOnlySpan<byte> input)
     {
         Restore(input);
@@ -30,7 +33,7 @@ public sealed unsafe class RestorePayloadTarget : IFuzzTarget
     {
         if (!DumpPayload.Verify(payload))
             return;
-        Entry* e = DumpPayload.Read(payload, "fuzz"u8);
+        Entry* e = DumpPayload.Read(payload, "fuzz"u8, s_config);
         if (e == null)
             return;
         try
