@@ -39,7 +39,8 @@ public sealed class BenchmarkOptions
     public const string ScriptsSuite = "scripts";
     public const string DataModelSuite = "datamodel";
     public const string ReplicationSuite = "replication";
-    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite, ScriptsSuite, DataModelSuite, ReplicationSuite];
+    public const string AllocatorSuite = "allocator";
+    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite, ScriptsSuite, DataModelSuite, ReplicationSuite, AllocatorSuite];
     /// <summary>
     /// What runs without --suites: everything but the diagnostics and studio suites, which run for
     /// several minutes of their own (and a browser) and are asked for by name.
@@ -125,6 +126,11 @@ public sealed class BenchmarkOptions
                                                   knows PFADD) and geo sets (GEOADD, GEOSEARCH) at -P 1 and -P 30, servers side
                                                   by side; CPU time per request; then memory of a 1M-entry stream and a 10M-bit
                                                   bitmap, one fresh server at a time
+                                     allocator    our server on each C allocator (glibc, jemalloc, mimalloc) beside redis-server:
+                                                  redis-benchmark -t set,get,lpush,lpop,sadd,hset,zadd,zpopmin -P 30 -r 100000
+                                                  -n --pipelined-requests, --rounds rounds (medians); used_memory and RSS after
+                                                  loading --keys 256-byte strings; the tracked allocator's own microbenchmark
+                                                  from 2 threads
           --aof-requests N         requests per aof-write run (default 1000000)
           --aof-load-mb M          size of the AOF generated for aof-load, in MiB (default 1024)
           --diagnostics-requests N requests per diagnostics run at pipeline 1 (default 200000); pipeline 30
