@@ -43,9 +43,9 @@ public abstract unsafe class AllocatorBackend
     /// <summary>As INFO's mem_allocator gives it: "libc", "jemalloc-5.3.0", "mimalloc-2.0.9".</summary>
     public abstract string Name { get; }
 
-    internal delegate* unmanaged<nuint, void*> Malloc { get; init; }
-    internal delegate* unmanaged<void*, void> Free { get; init; }
-    internal delegate* unmanaged<void*, nuint> UsableSize { get; init; }
+    internal delegate* unmanaged[SuppressGCTransition]<nuint, void*> Malloc { get; init; }
+    internal delegate* unmanaged[SuppressGCTransition]<void*, void> Free { get; init; }
+    internal delegate* unmanaged[SuppressGCTransition]<void*, nuint> UsableSize { get; init; }
 
     /// <summary>
     /// Whether the allocator's figures cover only the tracked allocator's blocks (a library of its

@@ -16,9 +16,9 @@ internal sealed unsafe class GlibcBackend : AllocatorBackend
             ? ("ucrtbase", "_msize")
             : OperatingSystem.IsMacOS() ? ("libc", "malloc_size") : ("libc.so.6", "malloc_usable_size");
         nint handle = NativeLibrary.Load(library);
-        Malloc = (delegate* unmanaged<nuint, void*>)NativeLibrary.GetExport(handle, "malloc");
-        Free = (delegate* unmanaged<void*, void>)NativeLibrary.GetExport(handle, "free");
-        UsableSize = (delegate* unmanaged<void*, nuint>)NativeLibrary.GetExport(handle, usableSize);
+        Malloc = (delegate* unmanaged[SuppressGCTransition]<nuint, void*>)NativeLibrary.GetExport(handle, "malloc");
+        Free = (delegate* unmanaged[SuppressGCTransition]<void*, void>)NativeLibrary.GetExport(handle, "free");
+        UsableSize = (delegate* unmanaged[SuppressGCTransition]<void*, nuint>)NativeLibrary.GetExport(handle, usableSize);
     }
 
     /// <summary>Redis's name for a build on the C runtime's malloc.</summary>

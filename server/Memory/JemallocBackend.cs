@@ -22,9 +22,9 @@ internal sealed unsafe class JemallocBackend : AllocatorBackend
 
     private JemallocBackend(nint library, string version) : base(AllocatorChoice.Jemalloc)
     {
-        Malloc = (delegate* unmanaged<nuint, void*>)NativeLibrary.GetExport(library, "malloc");
-        Free = (delegate* unmanaged<void*, void>)NativeLibrary.GetExport(library, "free");
-        UsableSize = (delegate* unmanaged<void*, nuint>)NativeLibrary.GetExport(library, "malloc_usable_size");
+        Malloc = (delegate* unmanaged[SuppressGCTransition]<nuint, void*>)NativeLibrary.GetExport(library, "malloc");
+        Free = (delegate* unmanaged[SuppressGCTransition]<void*, void>)NativeLibrary.GetExport(library, "free");
+        UsableSize = (delegate* unmanaged[SuppressGCTransition]<void*, nuint>)NativeLibrary.GetExport(library, "malloc_usable_size");
         _mallctl = (delegate* unmanaged<byte*, void*, nuint*, void*, nuint, int>)NativeLibrary.GetExport(library, "mallctl");
         _statsPrint = (delegate* unmanaged<delegate* unmanaged<void*, byte*, void>, void*, byte*, void>)NativeLibrary.GetExport(library, "malloc_stats_print");
         Version = version;

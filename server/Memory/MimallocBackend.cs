@@ -21,9 +21,9 @@ internal sealed unsafe class MimallocBackend : AllocatorBackend
 
     private MimallocBackend(nint library, int version) : base(AllocatorChoice.Mimalloc)
     {
-        Malloc = (delegate* unmanaged<nuint, void*>)NativeLibrary.GetExport(library, "mi_malloc");
-        Free = (delegate* unmanaged<void*, void>)NativeLibrary.GetExport(library, "mi_free");
-        UsableSize = (delegate* unmanaged<void*, nuint>)NativeLibrary.GetExport(library, "mi_usable_size");
+        Malloc = (delegate* unmanaged[SuppressGCTransition]<nuint, void*>)NativeLibrary.GetExport(library, "mi_malloc");
+        Free = (delegate* unmanaged[SuppressGCTransition]<void*, void>)NativeLibrary.GetExport(library, "mi_free");
+        UsableSize = (delegate* unmanaged[SuppressGCTransition]<void*, nuint>)NativeLibrary.GetExport(library, "mi_usable_size");
         _processInfo = (delegate* unmanaged<nuint*, nuint*, nuint*, nuint*, nuint*, nuint*, nuint*, nuint*, void>)NativeLibrary.GetExport(library, "mi_process_info");
         _collect = (delegate* unmanaged<byte, void>)NativeLibrary.GetExport(library, "mi_collect");
         _statsPrint = (delegate* unmanaged<delegate* unmanaged<byte*, void*, void>, void*, void>)NativeLibrary.GetExport(library, "mi_stats_print_out");

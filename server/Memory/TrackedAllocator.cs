@@ -38,9 +38,9 @@ public static unsafe class TrackedAllocator
     // glibc until Use says otherwise (initialisers, not a static constructor, so the hot paths
     // carry no class-initialisation checks).
     private static AllocatorBackend s_backend = AllocatorBackend.Glibc;
-    private static delegate* unmanaged<nuint, void*> s_malloc = s_backend.Malloc;
-    private static delegate* unmanaged<void*, void> s_free = s_backend.Free;
-    private static delegate* unmanaged<void*, nuint> s_usableSize = s_backend.UsableSize;
+    private static delegate* unmanaged[SuppressGCTransition]<nuint, void*> s_malloc = s_backend.Malloc;
+    private static delegate* unmanaged[SuppressGCTransition]<void*, void> s_free = s_backend.Free;
+    private static delegate* unmanaged[SuppressGCTransition]<void*, nuint> s_usableSize = s_backend.UsableSize;
     private static int s_tagBits = s_backend.Tag << TagShift;
 
     /// <summary>The C allocator new blocks come from (INFO's mem_allocator).</summary>
