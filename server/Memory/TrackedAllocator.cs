@@ -88,6 +88,9 @@ public static unsafe class TrackedAllocator
         return approximate + slack < limit || approximate - slack > limit ? approximate : TotalBytes;
     }
 
+    /// <summary>The published figure alone (what threads have added to it so far).</summary>
+    internal static long PublishedBytes => Volatile.Read(ref s_publishedBytes);
+
     /// <summary>
     /// Highest total seen: at every publication (so within the unpublished shares of the true
     /// peak) and at every exact read, as Redis samples its peak in its cron and in INFO.
