@@ -13,6 +13,12 @@ public sealed record MemoryReport
     public long AofBufferBytes { get; init; }
     public long ClientBuffersBytes { get; init; }
     public long ResidentBytes { get; init; }
+    /// <summary>The C allocator under the tracked allocator (INFO mem_allocator), e.g. "jemalloc-5.3.0"; empty in older packages.</summary>
+    public string Allocator { get; init; } = "";
+    /// <summary>What that allocator reports (INFO allocator_allocated / allocator_active / allocator_resident).</summary>
+    public long AllocatorAllocatedBytes { get; init; }
+    public long AllocatorActiveBytes { get; init; }
+    public long AllocatorResidentBytes { get; init; }
     public long ManagedHeapBytes { get; init; }
     public long MaxMemoryBytes { get; init; }
     public string MaxMemoryPolicy { get; init; } = "noeviction";

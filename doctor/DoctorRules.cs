@@ -16,6 +16,7 @@ public static class DoctorRules
         new ResourceLimitRule(),
         new ExposedWithoutPasswordRule(),
         new EvictionRule(),
+        new AllocatorFragmentationRule(),
         new OutputBufferRule(),
         new ClientsDisconnectedRule(),
         new RejectedConnectionsRule(),

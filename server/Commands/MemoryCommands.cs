@@ -149,8 +149,9 @@ public static unsafe class MemoryCommands
         var text = new StringBuilder(4096);
         var records = ThreadMemoryRegistry.Snapshot();
         long total = TrackedAllocator.TotalBytes;
+        var backend = TrackedAllocator.Backend;
         text.Append("___ Begin tracked allocator statistics ___\n");
-        text.Append("Allocator: ").Append(NativeHeap.Name)
+        text.Append("Allocator: ").Append(backend.Name)
             .Append(", every block tracked with an ").Append(TrackedAllocator.HeaderSize)
             .Append("-byte header and charged at its usable size to the thread that allocated it\n");
         Line(text, "total.allocated", total);
@@ -167,19 +168,15 @@ public static unsafe class MemoryCommands
                 $"{record.Id,5} {name,-28} {record.OsThreadId,8} {(record.IsAlive ? "yes" : "no"),5} {record.LiveBytes,14} {record.AllocatedBytes,16} {record.FreedBytes,16} {record.Allocations,12} {record.Frees,12}\n");
         }
         text.Append('\n');
-        if (NativeHeap.TryRead(out var heap))
+        // The allocator's own report (jemalloc's malloc_stats_print, as Redis prints it; mimalloc's
+        // mi_stats_print); with a library of its own, glibc's heap (the runtime's) follows.
+        if (backend.Kind != AllocatorChoice.Glibc)
         {
-            text.Append("C allocator, whole process (mallinfo2; the runtime's own native allocations included):\n");
-            Line(text, "in_use", heap.InUse);
-            Line(text, "held_from_system", heap.Held);
-            Line(text, "free_in_heap", heap.Free);
-            Line(text, "mmapped", heap.Mapped);
-            Line(text, "releasable_at_top", heap.TopReleasable);
+            text.Append("___ Begin ").Append(backend.Name).Append(" statistics (the tracked blocks) ___\n");
+            text.Append(backend.StatisticsReport());
+            text.Append("___ End ").Append(backend.Name).Append(" statistics ___\n\n");
         }
-        else
-        {
-            text.Append("C allocator statistics are not available on this platform\n");
-        }
+        text.Append(AllocatorBackend.Glibc.StatisticsReport());
         text.Append("___ End tracked allocator statistics ___\n");
         return text.ToString();
     }
@@ -189,13 +186,15 @@ public static unsafe class MemoryCommands
 
     /// <summary>
     /// Gives memory back: a full blocking, compacting collection of the managed heap (which also
-    /// releases its free regions) and malloc_trim of the C heap. Redis asks jemalloc to purge its
-    /// dirty pages; this is the same request to the allocators this process has.
+    /// releases its free regions), a purge of the tracked allocator's C allocator (jemalloc's
+    /// dirty pages, as Redis asks; mimalloc's collection) and malloc_trim of glibc's heap.
     /// </summary>
     private static void Purge(ref CommandContext c)
     {
         GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
         GC.WaitForPendingFinalizers();
+        if (TrackedAllocator.Backend.Kind != AllocatorChoice.Glibc)
+            TrackedAllocator.Backend.Purge();
         NativeHeap.Trim();
         c.Reply.Ok();
     }

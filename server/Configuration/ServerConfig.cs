@@ -1,6 +1,7 @@
 using System.Globalization;
 using Diagnostics.Doctor;
 using Diagnostics.Server.Engine;
+using Diagnostics.Server.Memory;
 using Diagnostics.Server.Persistence;
 using Diagnostics.Server.Protocol;
 
@@ -57,6 +58,9 @@ public sealed class ServerConfig
         Add(new ConfigParameter("execution-mode", () => Mode == ExecutionMode.Executor ? "executor" : "inline", SetMode, mutable: false));
         Add(new ConfigParameter("transport", () => Transport, v => OneOf(v, ["sockets", "kestrel"], s => Transport = s), mutable: false));
         Int("io-threads", () => IoThreads, v => IoThreads = v, 1, 128, mutable: false);
+        // This server's own: the C allocator under the tracked allocator (chosen before any data is allocated).
+        Add(new ConfigParameter("allocator", () => Allocator.ToString().ToLowerInvariant(),
+            v => OneOf(v, ["auto", "glibc", "jemalloc", "mimalloc"], s => Allocator = Enum.Parse<AllocatorChoice>(s, ignoreCase: true)), mutable: false));
         Int("hz", () => Hz, v => { Hz = v; HzChanged?.Invoke(v); }, 1, 500);
         Int("timeout", () => Timeout, v => Timeout = v, 0, int.MaxValue);
         Int("tcp-keepalive", () => TcpKeepAlive, v => TcpKeepAlive = v, 0, int.MaxValue);
@@ -287,6 +291,9 @@ public sealed class ServerConfig
     public int IoThreads { get; private set; } = Environment.ProcessorCount;
     /// <summary>The RESP listener: "sockets" (lean, default) or "kestrel" (ConnectionHandler).</summary>
     public string Transport { get; private set; } = "sockets";
+
+    /// <summary>The C allocator that serves tracked blocks (startup only; see README, Memory allocator).</summary>
+    public AllocatorChoice Allocator { get; private set; } = AllocatorChoice.Auto;
     public int Timeout { get; private set; }
     public int TcpKeepAlive { get; private set; } = 300;
     public string Dir { get; private set; } = Directory.GetCurrentDirectory();

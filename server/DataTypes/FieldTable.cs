@@ -34,7 +34,7 @@ public unsafe struct FieldNode
 /// hashes and sets and the member index of big sorted sets. The table struct itself lives in a
 /// native block the key's entry points to. <see cref="Bytes"/> is kept exact on every allocation
 /// and free, so MEMORY USAGE reads it in O(1). It grows and shrinks by incremental rehashing, as
-/// Redis's dict does: a second bucket array is allocated (zeroed lazily by the OS) and each
+/// Redis's dict does: a second bucket array is allocated and each
 /// write moves one bucket from the old array to the new, so no single command pays for moving
 /// millions of fields. Reads never rehash, so a scan or an iteration of one table while another
 /// is read stays valid; a table is not written while it is iterated. Owned by one shard; not
@@ -317,8 +317,8 @@ public unsafe struct FieldTable
 
     private FieldNode** NewBuckets(long size)
     {
-        // Zeroed by the allocator (fresh pages for a big array), not cleared here: a command that
-        // starts a rehash of millions of fields must not pay for touching every page of the new array.
+        // Only the allocation and clearing of the new array fall on the write that starts a
+        // rehash; the fields move one bucket per write after it.
         var buckets = (FieldNode**)TrackedAllocator.AllocZeroed((nuint)(size * sizeof(FieldNode*)));
         _bytes += TrackedAllocator.ChargedSize((byte*)buckets);
         return buckets;

@@ -110,20 +110,23 @@ public sealed unsafe class Eviction
             long max = _maxMemory;
             if (max == 0)
                 return false;
-            long total = TrackedAllocator.TotalBytes;
-            return total > max && total - NotCountedMemory() > max;
+            if (TrackedAllocator.TotalBytesNear(max) <= max)
+                return false;
+            long notCounted = NotCountedMemory();
+            return TrackedAllocator.TotalBytesNear(max + notCounted) - notCounted > max;
         }
     }
 
     /// <summary>
     /// <see cref="IsOverLimit"/>, also ending the current over-limit stretch when under: the check
-    /// before every command while maxmemory is set, inlined to three field reads when under.
+    /// before every command while maxmemory is set, inlined to a few field reads when well under
+    /// (the published total, the caller's unpublished share, the record count).
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool NeedsEviction()
     {
         long max = _maxMemory;
-        if (max != 0 && TrackedAllocator.TotalBytes > max)
+        if (max != 0 && TrackedAllocator.TotalBytesNear(max) > max)
             return IsOverLimit || EndExceeded();
         return _exceededSinceTicks != 0 && EndExceeded();
     }
@@ -179,13 +182,15 @@ public sealed unsafe class Eviction
         // Paused writes (CLIENT PAUSE): nothing is evicted and nothing refused, as in Redis.
         if (max == 0 || WritesPaused)
             return EvictionResult.Ok;
-        long total = TrackedAllocator.TotalBytes;
+        long total = TrackedAllocator.TotalBytesNear(max);
         if (total <= max)
         {
             EndExceeded();
             return EvictionResult.Ok;
         }
         long notCounted = NotCountedMemory();
+        if (notCounted != 0)
+            total = TrackedAllocator.TotalBytesNear(max + notCounted); // exact where the comparison below is close
         if (total - notCounted <= max)
         {
             EndExceeded();
@@ -226,7 +231,7 @@ public sealed unsafe class Eviction
             // rest, or the time is up and the background carries on.
             if ((evicted & 15) == 0)
             {
-                if (TrackedAllocator.TotalBytes - notCounted <= max)
+                if (TrackedAllocator.TotalBytesNear(max + notCounted) - notCounted <= max)
                     break;
                 if (Stopwatch.GetTimestamp() - started > _timeLimitTicks)
                     return EvictionResult.Running;

@@ -6,6 +6,8 @@ namespace Diagnostics.Server.Memory;
 /// What the C runtime's allocator itself reports, for the whole process (the runtime's own
 /// native allocations included): glibc's mallinfo2 and malloc_trim. Elsewhere these are absent
 /// and <see cref="TryRead"/> says so, so callers fall back as Redis does without jemalloc.
+/// <see cref="GlibcBackend"/> reads it; the process's C heap is glibc's whatever backend the
+/// tracked allocator uses, so it is also reported beside the others.
 /// </summary>
 public static unsafe class NativeHeap
 {
@@ -70,7 +72,4 @@ public static unsafe class NativeHeap
         s_mallocTrim(0); // its result only says whether anything was released
         return true;
     }
-
-    /// <summary>The allocator's name as INFO's mem_allocator and MEMORY MALLOC-STATS give it.</summary>
-    public static string Name => s_mallinfo2 != null ? "glibc malloc" : "libc";
 }

@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 
 namespace Diagnostics.Server.Memory;
@@ -5,17 +6,26 @@ namespace Diagnostics.Server.Memory;
 /// <summary>
 /// Memory charged to one thread. The owning thread updates <see cref="_allocatedBytes"/> and
 /// <see cref="_freedBytes"/> with plain arithmetic; other threads that free the owner's blocks add
-/// to <see cref="_remoteFreedBytes"/> with Interlocked, and the owner folds that in later. Readers
-/// on other threads may see slightly stale figures, never torn ones (64-bit fields, 64-bit runtime).
+/// to <see cref="_remoteFreedBytes"/> with Interlocked, on a line of its own. Readers on other
+/// threads may see slightly stale figures, never torn ones (64-bit fields, 64-bit runtime).
+/// The record also carries the thread's share of the process total that it has not yet added to
+/// the global figure (<see cref="TrackedAllocator"/> batches that figure per thread).
 /// </summary>
 public sealed class ThreadMemoryRecord
 {
-    // Owner-written counters first, the cross-thread counter on its own cache line after padding,
-    // so remote frees do not invalidate the line the owner writes on every allocation.
+    // Owner-written counters first, the cross-thread counters on their own cache line after
+    // padding, so remote frees do not invalidate the line the owner writes on every allocation,
+    // and the owner never reads the remote line (the remote counters are summed by readers
+    // instead of being folded in by the owner, which was a read of a contended line per allocation).
     private long _allocatedBytes;
     private long _freedBytes;
     private long _allocations;
     private long _frees;
+    /// <summary>
+    /// Allocations less frees this thread made (its own blocks or others') since it last added
+    /// them to the global total; written by this thread only, published past a threshold.
+    /// </summary>
+    private long _unpublishedBytes;
 #pragma warning disable CS0169, IDE0051 // padding fields are never read by design
     private readonly PaddingLine _padding;
 #pragma warning restore CS0169, IDE0051
@@ -48,33 +58,47 @@ public sealed class ThreadMemoryRecord
     public long Frees => Volatile.Read(ref _frees) + Volatile.Read(ref _remoteFrees);
     public long LiveBytes => AllocatedBytes - FreedBytes;
 
-    internal void ChargeAllocation(long bytes)
+    /// <summary>This thread's part of the process total not yet in the global figure.</summary>
+    internal long UnpublishedBytes => Volatile.Read(ref _unpublishedBytes);
+
+    /// <summary>Owner only. True when the unpublished share has passed the threshold and must be published.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal bool ChargeAllocation(long bytes)
     {
         _allocatedBytes += bytes;
         _allocations++;
-        if (_remoteFreedBytes != 0)
-            FoldRemoteFrees();
+        return (_unpublishedBytes += bytes) > TrackedAllocator.PublishThresholdBytes;
     }
 
-    internal void ChargeOwnFree(long bytes)
+    /// <summary>Owner only: a free of one of its own blocks. True when the share must be published.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal bool ChargeOwnFree(long bytes)
     {
         _freedBytes += bytes;
         _frees++;
+        return (_unpublishedBytes -= bytes) < -TrackedAllocator.PublishThresholdBytes;
     }
 
+    /// <summary>Owner only: this thread freed another thread's block (charged to that owner). True when the share must be published.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal bool NoteForeignFree(long bytes) => (_unpublishedBytes -= bytes) < -TrackedAllocator.PublishThresholdBytes;
+
+    /// <summary>Any thread: one of this record's blocks was freed on another thread.</summary>
     internal void ChargeRemoteFree(long bytes)
     {
         Interlocked.Add(ref _remoteFreedBytes, bytes);
         Interlocked.Increment(ref _remoteFrees);
     }
 
-    /// <summary>Owner only: moves what other threads freed into the owner's plain counters.</summary>
-    private void FoldRemoteFrees()
+    /// <summary>
+    /// Owner (or, once the thread has exited, the registry under its lock): hands the unpublished
+    /// share over and starts it again from zero.
+    /// </summary>
+    internal long TakeUnpublished()
     {
-        long bytes = Interlocked.Exchange(ref _remoteFreedBytes, 0);
-        long count = Interlocked.Exchange(ref _remoteFrees, 0);
-        _freedBytes += bytes;
-        _frees += count;
+        long bytes = _unpublishedBytes;
+        Volatile.Write(ref _unpublishedBytes, 0);
+        return bytes;
     }
 
     [StructLayout(LayoutKind.Sequential, Size = 64)]

@@ -13,14 +13,41 @@ public static class ThreadMemoryRegistry
     private static ThreadMemoryRecord?[] s_records = new ThreadMemoryRecord?[64];
     private static readonly Stack<int> s_freeIds = new();
     private static int s_nextId = 1; // id 0 is never used, so a zeroed header is recognisably bad
+    private static int s_count;
+
+    /// <summary>The largest id a block header can hold (the header's top byte names the C allocator).</summary>
+    internal const int MaxId = (1 << 24) - 1;
 
     internal static ThreadMemoryRecord Get(int id) => Volatile.Read(ref s_records)[id]!;
+
+    /// <summary>Records held now (live threads and exited ones not yet retired).</summary>
+    internal static int Count => Volatile.Read(ref s_count);
+
+    /// <summary>
+    /// Live bytes summed over every record, without the lock: the process total, exact once no
+    /// allocation is in flight (a record's figures may be a moment old, never torn). Reads one
+    /// line per record, so it is for readers, not for every allocation.
+    /// </summary>
+    internal static long SumLiveBytes()
+    {
+        var records = Volatile.Read(ref s_records);
+        int end = Math.Min(Volatile.Read(ref s_nextId), records.Length);
+        long sum = 0;
+        for (int i = 1; i < end; i++)
+            if (Volatile.Read(ref records[i]) is { } record)
+                sum += record.LiveBytes;
+        return sum;
+    }
 
     internal static ThreadMemoryRecord Register(Thread thread)
     {
         lock (s_gate)
         {
-            int id = s_freeIds.Count > 0 ? s_freeIds.Pop() : s_nextId++;
+            int id = s_freeIds.Count > 0 ? s_freeIds.Pop() : s_nextId;
+            if (id > MaxId)
+                throw new InvalidOperationException($"more than {MaxId} threads hold tracked memory at once");
+            if (id == s_nextId)
+                s_nextId++;
             var records = s_records;
             if (id >= records.Length)
             {
@@ -29,6 +56,7 @@ public static class ThreadMemoryRegistry
             }
             var record = new ThreadMemoryRecord(id, thread, OsThread.CurrentId());
             Volatile.Write(ref records[id], record);
+            s_count++;
             return record;
         }
     }
@@ -52,7 +80,10 @@ public static class ThreadMemoryRegistry
                 {
                     if (record.ReportedExited && record.LiveBytes == 0)
                     {
+                        // Its thread is gone: nobody else writes its share of the global total.
+                        TrackedAllocator.Publish(record.TakeUnpublished());
                         records[i] = null;
+                        s_count--;
                         s_freeIds.Push(i);
                         continue;
                     }

@@ -5,10 +5,14 @@ namespace Diagnostics.Server.Memory;
 
 /// <summary>
 /// The one way the server obtains unmanaged memory. Each block carries an 8-byte header naming
-/// the thread that allocated it and its usable size; the owner is charged on allocation, and on
-/// free either the owner's plain counter (free on the owning thread) or its Interlocked remote
-/// counter (free anywhere else). The global total is kept with Interlocked so INFO, maxmemory and
-/// the studio read one figure without walking threads.
+/// the thread that allocated it (and, in its top byte, the C allocator that served it) and its
+/// usable size; the owner is charged on allocation, and on free either the owner's plain counter
+/// (free on the owning thread) or its Interlocked remote counter (free anywhere else).
+/// The process total is not one contended counter: each thread keeps its share of it and adds
+/// the share to a global figure only once it passes <see cref="PublishThresholdBytes"/> either
+/// way. Exact readers (INFO, MEMORY STATS) sum the thread records; maxmemory's checks read the
+/// global figure and sum the records only when the limit is within the figure's slack
+/// (<see cref="TotalBytesNear"/>).
 /// </summary>
 public static unsafe class TrackedAllocator
 {
@@ -16,15 +20,82 @@ public static unsafe class TrackedAllocator
     /// <summary>The largest block served: sizes are kept in the header's 32-bit field.</summary>
     public const long MaxBlockBytes = int.MaxValue - 64;
 
+    /// <summary>
+    /// How far a thread's unpublished share may stray from zero before it is added to the global
+    /// figure: one Interlocked per 64 KB of net growth or shrinkage instead of one per call.
+    /// </summary>
+    public const long PublishThresholdBytes = 64 * 1024;
+
+    private const int OwnerMask = ThreadMemoryRegistry.MaxId;
+    private const int TagShift = 24;
+
     [ThreadStatic] private static ThreadMemoryRecord? t_record;
-    private static long s_totalBytes;
+    /// <summary>The sum of the shares threads have published (off by at most the unpublished shares).</summary>
+    private static long s_publishedBytes;
     private static long s_peakBytes;
 
-    /// <summary>Bytes currently held by all tracked blocks (usable sizes, headers included).</summary>
-    public static long TotalBytes => Volatile.Read(ref s_totalBytes);
+    // The backend new blocks come from; blocks of an earlier one are freed through theirs (the tag).
+    // glibc until Use says otherwise (initialisers, not a static constructor, so the hot paths
+    // carry no class-initialisation checks).
+    private static AllocatorBackend s_backend = AllocatorBackend.Glibc;
+    private static delegate* unmanaged[SuppressGCTransition]<nuint, void*> s_malloc = s_backend.Malloc;
+    private static delegate* unmanaged[SuppressGCTransition]<void*, void> s_free = s_backend.Free;
+    private static delegate* unmanaged[SuppressGCTransition]<void*, nuint> s_usableSize = s_backend.UsableSize;
+    private static int s_tagBits = s_backend.Tag << TagShift;
 
-    /// <summary>Highest <see cref="TotalBytes"/> seen at an allocation.</summary>
-    public static long PeakBytes => Volatile.Read(ref s_peakBytes);
+    /// <summary>The C allocator new blocks come from (INFO's mem_allocator).</summary>
+    public static AllocatorBackend Backend => s_backend;
+
+    /// <summary>
+    /// Serves new blocks from <paramref name="backend"/>; blocks already handed out stay with the
+    /// allocator that made them. Called once at startup, before the data path runs.
+    /// </summary>
+    public static void Use(AllocatorBackend backend)
+    {
+        s_malloc = backend.Malloc;
+        s_free = backend.Free;
+        s_usableSize = backend.UsableSize;
+        s_tagBits = backend.Tag << TagShift;
+        s_backend = backend;
+    }
+
+    /// <summary>
+    /// Bytes currently held by all tracked blocks (usable sizes, headers included): the thread
+    /// records summed, exact once no allocation is in flight. Costs a read per thread record.
+    /// </summary>
+    public static long TotalBytes
+    {
+        get
+        {
+            long total = ThreadMemoryRegistry.SumLiveBytes();
+            NotePeak(total);
+            return total;
+        }
+    }
+
+    /// <summary>
+    /// The total as far as a check against <paramref name="limit"/> needs it: the published
+    /// figure plus the caller's own share when that is clearly on one side of the limit (one
+    /// shared read), the exact sum when the limit is within what other threads may not have
+    /// published yet. So maxmemory's check before every write costs one read while memory is
+    /// well under the limit, and is exact near it.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static long TotalBytesNear(long limit)
+    {
+        long approximate = Volatile.Read(ref s_publishedBytes) + (t_record?.UnpublishedBytes ?? 0);
+        long slack = PublishThresholdBytes * ThreadMemoryRegistry.Count;
+        return approximate + slack < limit || approximate - slack > limit ? approximate : TotalBytes;
+    }
+
+    /// <summary>The published figure alone (what threads have added to it so far).</summary>
+    internal static long PublishedBytes => Volatile.Read(ref s_publishedBytes);
+
+    /// <summary>
+    /// Highest total seen: at every publication (so within the unpublished shares of the true
+    /// peak) and at every exact read, as Redis samples its peak in its cron and in INFO.
+    /// </summary>
+    public static long PeakBytes => Math.Max(Volatile.Read(ref s_peakBytes), TotalBytes);
 
     /// <summary>The calling thread's record, registering the thread on first use.</summary>
     public static ThreadMemoryRecord CurrentThread
@@ -41,39 +112,23 @@ public static unsafe class TrackedAllocator
         if (size > MaxBlockBytes)
             ThrowTooLarge(size);
         var record = CurrentThread;
-        byte* block = (byte*)NativeMemory.Alloc(size + HeaderSize);
+        byte* block = (byte*)s_malloc(size + HeaderSize);
         if (block == null)
             throw new OutOfMemoryException($"native allocation of {size} bytes failed");
-        return Track(block, size, record);
-    }
-
-    /// <summary>Writes the header of a block just obtained and charges it to <paramref name="record"/>'s thread.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static byte* Track(byte* block, nuint size, ThreadMemoryRecord record)
-    {
-        int charged = (int)Math.Min(NativeBlockSize.Of(block, size + HeaderSize), (nuint)int.MaxValue);
-        *(int*)block = record.Id;
+        int charged = (int)Math.Min(s_usableSize(block), (nuint)int.MaxValue);
+        *(int*)block = record.Id | s_tagBits;
         *(int*)(block + 4) = charged;
-        record.ChargeAllocation(charged);
-        long total = Interlocked.Add(ref s_totalBytes, charged);
-        if (total > s_peakBytes)
-            s_peakBytes = total; // racy max: a peak is a diagnostic figure, not an invariant
+        if (record.ChargeAllocation(charged))
+            Publish(record.TakeUnpublished());
         return block + HeaderSize;
     }
 
-    /// <summary>
-    /// A block whose bytes are zero, from calloc: a big one comes as fresh pages the OS zeroes on
-    /// first touch, so the caller pays no clearing pass (a hash table's new bucket array).
-    /// </summary>
+    /// <summary>A block whose bytes are zero (a hash table's new bucket array).</summary>
     public static byte* AllocZeroed(nuint size)
     {
-        if (size > MaxBlockBytes)
-            ThrowTooLarge(size);
-        var record = CurrentThread;
-        byte* block = (byte*)NativeMemory.AllocZeroed(size + HeaderSize);
-        if (block == null)
-            throw new OutOfMemoryException($"native allocation of {size} bytes failed");
-        return Track(block, size, record);
+        byte* block = Alloc(size);
+        NativeMemory.Clear(block, size);
+        return block;
     }
 
     public static void Free(byte* pointer)
@@ -81,15 +136,40 @@ public static unsafe class TrackedAllocator
         if (pointer == null)
             return;
         byte* block = pointer - HeaderSize;
-        int owner = *(int*)block;
+        int word = *(int*)block;
+        int owner = word & OwnerMask;
         int charged = *(int*)(block + 4);
         var current = CurrentThread;
+        bool publish;
         if (current.Id == owner)
-            current.ChargeOwnFree(charged);
+        {
+            publish = current.ChargeOwnFree(charged);
+        }
         else
+        {
             ThreadMemoryRegistry.Get(owner).ChargeRemoteFree(charged);
-        Interlocked.Add(ref s_totalBytes, -charged);
-        NativeMemory.Free(block);
+            publish = current.NoteForeignFree(charged);
+        }
+        if (publish)
+            Publish(current.TakeUnpublished());
+        if ((word & ~OwnerMask) == s_tagBits)
+            s_free(block);
+        else
+            AllocatorBackend.ByTag(word >>> TagShift).Free(block);
+    }
+
+    /// <summary>Adds a thread's share to the global figure, noting a new peak.</summary>
+    internal static void Publish(long bytes)
+    {
+        if (bytes == 0)
+            return;
+        NotePeak(Interlocked.Add(ref s_publishedBytes, bytes));
+    }
+
+    private static void NotePeak(long total)
+    {
+        if (total > Volatile.Read(ref s_peakBytes))
+            Volatile.Write(ref s_peakBytes, total); // racy max: a peak is a diagnostic figure, not an invariant
     }
 
     /// <summary>

@@ -45,7 +45,8 @@ public sealed class BenchmarkOptions
     public const string DataMemorySuite = "datamemory";
     public const string ReplicationSuite = "replication";
     public const string RehashSuite = "rehash";
-    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite, ScriptsSuite, DataModelSuite, DataMemorySuite, ReplicationSuite, RehashSuite];
+    public const string AllocatorSuite = "allocator";
+    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite, ScriptsSuite, DataModelSuite, DataMemorySuite, ReplicationSuite, RehashSuite, AllocatorSuite];
     /// <summary>
     /// What runs without --suites: everything but the diagnostics and studio suites, which run for
     /// several minutes of their own (and a browser) and are asked for by name.
@@ -147,6 +148,13 @@ public sealed class BenchmarkOptions
                                                   5 integers, sets of 5 strings, sorted sets of 5, lists of 5, 256-byte strings),
                                                   one fresh server at a time: used_memory, RSS, bytes per key, MEMORY USAGE and
                                                   OBJECT ENCODING of a sample key
+                                     rehash       the slowest command while one hash, set, sorted set or keyspace grows to
+                                                  --rehash-members members (each server's SLOWLOG)
+                                     allocator    our server on each C allocator (glibc, jemalloc, mimalloc) beside redis-server:
+                                                  redis-benchmark -t set,get,lpush,lpop,sadd,hset,zadd,zpopmin -P 30 -r 100000
+                                                  -n --pipelined-requests, --rounds rounds (medians); used_memory and RSS after
+                                                  loading --keys 256-byte strings; the tracked allocator's own microbenchmark
+                                                  from 2 threads
           --aof-requests N         requests per aof-write run (default 1000000)
           --aof-load-mb M          size of the AOF generated for aof-load, in MiB (default 1024)
           --diagnostics-requests N requests per diagnostics run at pipeline 1 (default 200000); pipeline 30

@@ -51,7 +51,7 @@ public static partial class MemoryComparison
     private static string Format(long? bytes) => bytes is { } b ? string.Create(CultureInfo.InvariantCulture, $"{b / 1048576.0:0.0} MiB") : "n/a";
 
     /// <summary>Streams the RESP commands into redis-cli --pipe and checks every reply was +OK.</summary>
-    private static void Load(string redisCli, int port, long keys)
+    public static void Load(string redisCli, int port, long keys)
     {
         var result = ExternalTools.Run(redisCli, ["-h", "127.0.0.1", "-p", port.ToString(CultureInfo.InvariantCulture), "--pipe"],
             TimeSpan.FromMinutes(10), input => WriteSetCommands(input, keys));

@@ -3,6 +3,10 @@ using System.Runtime.InteropServices;
 using System.Text.RegularExpressions;
 using Diagnostics.Benchmarks;
 
+// A child process of the allocator suite: the tracked allocator's microbenchmark on one backend.
+if (args is ["allocator-micro", string backendName])
+    return AllocatorMicrobenchmark.Run(backendName);
+
 var options = new BenchmarkOptions();
 string? problem = options.Parse(args);
 if (problem is not null)
@@ -132,10 +136,13 @@ try
     string? rehash = options.Runs(BenchmarkOptions.RehashSuite)
         ? new RehashSuite(options, redisServer, redisCli, progress).Run()
         : null;
+    string? allocators = options.Runs(BenchmarkOptions.AllocatorSuite)
+        ? new AllocatorSuite(options, redisServer, redisBenchmark, redisCli, progress).Run()
+        : null;
 
     var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics, studio, monitor, scripts, dataModel,
         dataMemory, garnetCommandLine, garnetCapabilities);
-    string report = MarkdownReport.Build(machine, options, run) + infoUnderLoad + replication + rehash;
+    string report = MarkdownReport.Build(machine, options, run) + infoUnderLoad + replication + rehash + allocators;
     Console.WriteLine();
     Console.Write(report);
     if (options.OutputPath is not null)

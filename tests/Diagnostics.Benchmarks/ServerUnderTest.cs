@@ -84,7 +84,8 @@ public sealed class ServerUnderTest : IDisposable
     /// stops. Unless <paramref name="waitUntilReady"/> is false, returns once it answers PING.
     /// </summary>
     public static ServerUnderTest StartOurs(IReadOnlyList<string> serverArguments,
-        IReadOnlyList<string>? persistence = null, ScratchDirectory? directory = null, bool waitUntilReady = true)
+        IReadOnlyList<string>? persistence = null, ScratchDirectory? directory = null, bool waitUntilReady = true,
+        IReadOnlyDictionary<string, string>? environment = null)
     {
         int port = FreePort();
         // The HTTP listener runs as shipped, on its own free port.
@@ -96,7 +97,7 @@ public sealed class ServerUnderTest : IDisposable
         if (directory is not null)
             arguments.AddRange(["--dir", directory.Path]);
         arguments.AddRange(serverArguments);
-        return Start(Ours, "dotnet", arguments, port, httpPort, directory, waitUntilReady);
+        return Start(Ours, "dotnet", arguments, port, httpPort, directory, waitUntilReady, environment: environment);
     }
 
     /// <summary>
@@ -134,7 +135,7 @@ public sealed class ServerUnderTest : IDisposable
     }
 
     private static ServerUnderTest Start(string name, string program, List<string> arguments, int port, int? httpPort, ScratchDirectory? directory, bool waitUntilReady,
-        string? workingDirectory = null)
+        string? workingDirectory = null, IReadOnlyDictionary<string, string>? environment = null)
     {
         var info = new ProcessStartInfo(program)
         {
@@ -144,6 +145,8 @@ public sealed class ServerUnderTest : IDisposable
         };
         if (workingDirectory is not null)
             info.WorkingDirectory = workingDirectory;
+        foreach (var (variable, value) in environment ?? new Dictionary<string, string>())
+            info.Environment[variable] = value;
         foreach (string a in arguments)
             info.ArgumentList.Add(a);
         string commandLine = Path.GetFileName(program) + " " + string.Join(' ', arguments.Select(a => a.Length == 0 ? "''" : a));

@@ -197,9 +197,9 @@ public static class InfoBuilder
 
     private static void WriteMemory(StringBuilder text, DataServer server)
     {
-        long used = TrackedAllocator.TotalBytes;
-        long peak = Math.Max(TrackedAllocator.PeakBytes, used);
         var overview = MemoryOverview.Capture(server, readAllocator: false);
+        long used = overview.TotalAllocated;
+        long peak = overview.PeakAllocated;
         long rss = overview.Rss;
         var eviction = server.Keyspace.Eviction;
         long maxMemory = eviction.MaxMemory;
@@ -215,6 +215,10 @@ public static class InfoBuilder
         Field(text, "used_memory_startup", overview.StartupAllocated);
         Field(text, "used_memory_dataset", overview.DatasetBytes);
         Field(text, "used_memory_dataset_perc", overview.DatasetPercentage.ToString("0.00", CultureInfo.InvariantCulture) + "%");
+        // The C allocator's own figures (sampled at most 100 ms ago, as Redis's cron does).
+        Field(text, "allocator_allocated", overview.AllocatorAllocated);
+        Field(text, "allocator_active", overview.AllocatorActive);
+        Field(text, "allocator_resident", overview.AllocatorResident);
         Field(text, "total_system_memory", TotalSystemMemory);
         Field(text, "total_system_memory_human", HumanBytes(TotalSystemMemory));
         // Scripts: the Lua VM's own bytes (already inside used_memory: it allocates through the
@@ -237,10 +241,23 @@ public static class InfoBuilder
         Field(text, "maxmemory", maxMemory);
         Field(text, "maxmemory_human", HumanBytes(maxMemory));
         Field(text, "maxmemory_policy", EvictionPolicyNames.Of(eviction.Policy));
+        // Redis's fragmentation figures, computed as it does: active over allocated (the
+        // allocator's own waste), resident over active, RSS over resident (what lives outside the
+        // allocator: here the managed heap, code and stacks), and RSS over used_memory.
+        Field(text, "allocator_frag_ratio", overview.AllocatorFragmentationRatio, "0.00");
+        Field(text, "allocator_frag_bytes", overview.AllocatorFragmentationBytes);
+        Field(text, "allocator_rss_ratio", overview.AllocatorRssRatio, "0.00");
+        Field(text, "allocator_rss_bytes", overview.AllocatorRssBytes);
+        Field(text, "rss_overhead_ratio", overview.RssOverheadRatio, "0.00");
+        Field(text, "rss_overhead_bytes", overview.RssOverheadBytes);
+        Field(text, "mem_fragmentation_ratio", overview.Fragmentation, "0.00");
+        Field(text, "mem_fragmentation_bytes", overview.FragmentationBytes);
         Field(text, "mem_not_counted_for_evict", eviction.NotCountedMemory());
+        Field(text, "mem_replication_backlog", overview.ReplicationBacklog);
+        Field(text, "mem_clients_slaves", overview.ClientsReplicas);
         Field(text, "mem_clients_normal", overview.ClientsNormal);
         Field(text, "mem_aof_buffer", server.Aof.BufferMemory);
-        Field(text, "mem_allocator", "libc");
+        Field(text, "mem_allocator", overview.AllocatorName);
         Field(text, "managed_heap_bytes", GC.GetTotalMemory(false));
         // Every managed byte allocated since start: the benchmark divides its growth by the
         // operations run to show what the data path allocates per command.

@@ -38,14 +38,23 @@ public sealed class MemoryOverview
 
     /// <summary>Process resident set size.</summary>
     public long Rss { get; private init; }
-    /// <summary>Bytes the C allocator has handed out (all native users, the runtime's included); the tracked total when it cannot tell.</summary>
+    /// <summary>The C allocator under the tracked allocator (mem_allocator), e.g. "jemalloc-5.3.0".</summary>
+    public string AllocatorName { get; private init; } = "";
+    /// <summary>
+    /// Whether the allocator figures below are the tracked blocks' alone (jemalloc, mimalloc: a
+    /// library only the tracked allocator uses, as in Redis) or the whole process's C heap (glibc,
+    /// which the runtime also allocates from).
+    /// </summary>
+    public bool AllocatorServesOnlyTrackedBlocks { get; private init; }
+    /// <summary>Bytes the C allocator has handed out; the tracked total when it cannot tell.</summary>
     public long AllocatorAllocated { get; private init; }
-    /// <summary>Bytes the C allocator holds from the system, free chunks included.</summary>
+    /// <summary>Bytes in the allocator's active pages (handed out plus the free space between them).</summary>
     public long AllocatorActive { get; private init; }
     /// <summary>
-    /// glibc does not report how much of its heap is resident; the heap it holds is the honest
-    /// upper bound, so this equals <see cref="AllocatorActive"/> there (and the RSS elsewhere, as
-    /// Redis does without jemalloc).
+    /// Bytes the allocator holds resident. glibc and mimalloc do not tell; the memory they hold
+    /// (glibc's heap, mimalloc's committed segments) is the honest upper bound, so this equals
+    /// <see cref="AllocatorActive"/> there, and the RSS where the allocator says nothing, as
+    /// Redis does without jemalloc.
     /// </summary>
     public long AllocatorResident { get; private init; }
 
@@ -68,8 +77,10 @@ public sealed class MemoryOverview
     public long EvictedKeys { get; private init; }
 
     /// <summary>
-    /// Takes the figures. <paramref name="readAllocator"/> also asks the C allocator (mallinfo2
-    /// walks its free lists under the arena locks: fine for MEMORY STATS, not for every INFO).
+    /// Takes the figures. <paramref name="readAllocator"/> asks the C allocator now (glibc's
+    /// mallinfo2 walks its free lists under the arena locks, jemalloc merges every arena's
+    /// statistics: fine for MEMORY STATS); otherwise its figures are at most
+    /// <see cref="AllocatorSampleMilliseconds"/> old, as Redis samples them in its cron for INFO.
     /// </summary>
     public static unsafe MemoryOverview Capture(DataServer server, bool readAllocator)
     {
@@ -105,13 +116,10 @@ public sealed class MemoryOverview
         long net = total > startup ? total - startup : 1;
         long dataset = Math.Max(0, total - overhead);
         long rss = ProcFs.ResidentBytes();
+        var backend = TrackedAllocator.Backend;
         long allocated = total, active = rss, resident = rss;
-        if (readAllocator && NativeHeap.TryRead(out var heap))
-        {
-            allocated = heap.InUse;
-            active = heap.Held;
-            resident = heap.Held;
-        }
+        if (AllocatorSample(backend, fresh: readAllocator) is { } figures)
+            (allocated, active, resident) = (figures.Allocated, figures.Active, figures.Resident);
         var eviction = keyspace.Eviction;
         long notCounted = eviction.NotCountedMemory();
         return new MemoryOverview
@@ -131,6 +139,8 @@ public sealed class MemoryOverview
             DatasetPercentage = (float)dataset * 100 / net,
             PeakPercentage = peak == 0 ? 0 : (float)total * 100 / peak,
             Rss = rss,
+            AllocatorName = backend.Name,
+            AllocatorServesOnlyTrackedBlocks = backend.ServesOnlyTrackedBlocks,
             AllocatorAllocated = allocated,
             AllocatorActive = active,
             AllocatorResident = resident,
@@ -140,6 +150,29 @@ public sealed class MemoryOverview
             UsedForEviction = Math.Max(0, total - notCounted),
             EvictedKeys = eviction.EvictedKeys,
         };
+    }
+
+    /// <summary>How old INFO's allocator figures may be (Redis's cron refreshes them every 100 ms).</summary>
+    public const int AllocatorSampleMilliseconds = 100;
+
+    private static readonly Lock s_sampleGate = new();
+    private static AllocatorBackend? s_sampledBackend;
+    private static AllocatorFigures? s_sample;
+    private static long s_sampledAt;
+
+    private static AllocatorFigures? AllocatorSample(AllocatorBackend backend, bool fresh)
+    {
+        lock (s_sampleGate)
+        {
+            long now = Environment.TickCount64;
+            if (fresh || s_sampledBackend != backend || now - s_sampledAt >= AllocatorSampleMilliseconds)
+            {
+                s_sample = backend.TryReadFigures(out var figures) ? figures : null;
+                s_sampledBackend = backend;
+                s_sampledAt = now;
+            }
+            return s_sample;
+        }
     }
 
     private static double Ratio(long a, long b) => b == 0 ? 0 : (float)a / b;

@@ -225,4 +225,110 @@ public sealed unsafe class TrackedAllocatorTests
             TrackedAllocator.Free(grown);
         }
     }
+
+    [Fact]
+    public void EachThreadAddsItsShareToTheGlobalFigureOnlyPastTheThreshold()
+    {
+        using var thread = new DedicatedThread("batched-share");
+        thread.Run(() =>
+        {
+            var record = TrackedAllocator.CurrentThread;
+            // Start from a share near zero: one allocation past the threshold publishes it.
+            TrackedAllocator.Free(TrackedAllocator.Alloc((nuint)TrackedAllocator.PublishThresholdBytes + 1));
+            long share = record.UnpublishedBytes;
+            Assert.InRange(share, -TrackedAllocator.PublishThresholdBytes, TrackedAllocator.PublishThresholdBytes);
+
+            byte* small = TrackedAllocator.Alloc(100);
+            int charged = TrackedAllocator.ChargedSize(small);
+            if (share + charged <= TrackedAllocator.PublishThresholdBytes)
+                Assert.Equal(share + charged, record.UnpublishedBytes); // kept, not published
+            TrackedAllocator.Free(small);
+            Assert.Equal(share, record.UnpublishedBytes);
+
+            // Growth past the threshold is published: the share starts again from zero.
+            var blocks = new List<nint>();
+            while (record.UnpublishedBytes > share || blocks.Count == 0)
+                blocks.Add((nint)TrackedAllocator.Alloc(4096));
+            Assert.True(record.UnpublishedBytes < share + 4200, $"share {record.UnpublishedBytes} was not published");
+            foreach (nint block in blocks)
+                TrackedAllocator.Free((byte*)block);
+            Assert.InRange(record.UnpublishedBytes, -TrackedAllocator.PublishThresholdBytes, TrackedAllocator.PublishThresholdBytes);
+        });
+    }
+
+    [Fact]
+    public void ARemoteFreeLowersTheFreeingThreadsShareAndTheOwnersLiveBytes()
+    {
+        using var owner = new DedicatedThread("share-owner");
+        using var other = new DedicatedThread("share-other");
+        var ownerRecord = owner.Run(() => TrackedAllocator.CurrentThread);
+        var otherRecord = other.Run(() => TrackedAllocator.CurrentThread);
+        nint block = owner.Run(() => (nint)TrackedAllocator.Alloc(1000));
+        int charged = TrackedAllocator.ChargedSize((byte*)block);
+        long ownerLive = ownerRecord.LiveBytes, otherShare = otherRecord.UnpublishedBytes, otherLive = otherRecord.LiveBytes;
+
+        other.Run(() => TrackedAllocator.Free((byte*)block));
+
+        Assert.Equal(ownerLive - charged, ownerRecord.LiveBytes);
+        Assert.Equal(otherLive, otherRecord.LiveBytes);
+        long expected = otherShare - charged;
+        Assert.True(otherRecord.UnpublishedBytes == expected || expected < -TrackedAllocator.PublishThresholdBytes && otherRecord.UnpublishedBytes == 0,
+            $"the freeing thread's share is {otherRecord.UnpublishedBytes}, expected {expected}");
+    }
+
+    [Fact]
+    public void TheCheckNearALimitIsExactAndFarFromItCheap()
+    {
+        using var thread = new DedicatedThread("near-limit");
+        thread.Run(() =>
+        {
+            long slack = TrackedAllocator.PublishThresholdBytes * (ThreadMemoryRegistry.Count + 1);
+            long exact = TrackedAllocator.TotalBytes;
+            // Far above the total: the published figure (plus this thread's share) answers, within the slack of the exact sum.
+            long approximate = TrackedAllocator.TotalBytesNear(long.MaxValue / 2);
+            Assert.True(Math.Abs(approximate - exact) <= slack + 1024 * 1024, $"approximate {approximate} against exact {exact}, slack {slack}");
+            // At the total itself: the records are summed.
+            byte* block = TrackedAllocator.Alloc(10_000);
+            try
+            {
+                long held = TrackedAllocator.TotalBytes;
+                long near = TrackedAllocator.TotalBytesNear(held);
+                Assert.True(Math.Abs(near - held) < 1024 * 1024, $"near the limit {near} against exact {held}");
+                Assert.True(TrackedAllocator.PeakBytes >= held);
+            }
+            finally
+            {
+                TrackedAllocator.Free(block);
+            }
+        });
+    }
+
+    [Fact]
+    public void AnExitedThreadsShareIsPublishedWhenItsRecordRetires()
+    {
+        ThreadMemoryRecord? record = null;
+        nint block = 0;
+        var thread = new Thread(() =>
+        {
+            record = TrackedAllocator.CurrentThread;
+            block = (nint)TrackedAllocator.Alloc(512);
+        });
+        thread.Start();
+        thread.Join();
+        Assert.NotNull(record);
+        Assert.True(record.UnpublishedBytes > 0);
+        TrackedAllocator.Free((byte*)block);
+        ThreadMemoryRegistry.Snapshot();
+        ThreadMemoryRegistry.Snapshot();
+        Assert.Equal(0, record.UnpublishedBytes);
+    }
+
+    [Fact]
+    public void PeakCoversAShortLivedLargeBlock()
+    {
+        byte* big = TrackedAllocator.Alloc(4 * 1024 * 1024);
+        long during = TrackedAllocator.TotalBytes;
+        TrackedAllocator.Free(big);
+        Assert.True(TrackedAllocator.PeakBytes >= during);
+    }
 }
