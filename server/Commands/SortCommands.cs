@@ -172,9 +172,10 @@ public static unsafe class SortCommands
         long count = direct ? Math.Max(0, end - start + 1) : length;
         SortItem[] items = ArrayPool<SortItem>.Shared.Rent((int)Math.Max(count, 1));
         byte[]? keyBuffer = null;
+        byte* memberText = null;
         try
         {
-            int loaded = source == null ? 0 : Load(source, items, direct, start, count, options.Descending);
+            int loaded = source == null ? 0 : Load(source, items, direct, start, count, options.Descending, ref memberText);
             if (direct)
             {
                 end -= start;
@@ -200,13 +201,18 @@ public static unsafe class SortCommands
         finally
         {
             ArrayPool<SortItem>.Shared.Return(items);
+            Memory.TrackedAllocator.Free(memberText);
             if (keyBuffer is not null)
                 ArrayPool<byte>.Shared.Return(keyBuffer);
         }
     }
 
-    /// <summary>Fills <paramref name="items"/> with the elements; returns how many.</summary>
-    private static int Load(Entry* source, SortItem[] items, bool direct, long start, long count, bool descending)
+    /// <summary>
+    /// Fills <paramref name="items"/> with the elements; returns how many. The members of a packed
+    /// set have no text of their own (integers), so theirs is copied into
+    /// <paramref name="memberText"/>, a block the caller frees.
+    /// </summary>
+    private static int Load(Entry* source, SortItem[] items, bool direct, long start, long count, bool descending, ref byte* memberText)
     {
         int n = 0;
         switch (source->Type)
@@ -221,10 +227,25 @@ public static unsafe class SortCommands
                 }
                 break;
             }
-            case Engine.ValueType.Set:
+            case Engine.ValueType.Set when source->Form == ValueForm.Structure:
                 foreach (FieldNode* node in *Values.Set(source))
                     Put(items, ref n, FieldNode.FieldOf(node));
                 break;
+            case Engine.ValueType.Set:
+            {
+                long bytes = 0;
+                foreach (ReadOnlySpan<byte> member in Sets.Members(source))
+                    bytes += member.Length;
+                memberText = Memory.TrackedAllocator.Alloc((nuint)Math.Max(bytes, 1));
+                byte* at = memberText;
+                foreach (ReadOnlySpan<byte> member in Sets.Members(source))
+                {
+                    member.CopyTo(new Span<byte>(at, member.Length));
+                    Put(items, ref n, new ReadOnlySpan<byte>(at, member.Length));
+                    at += member.Length;
+                }
+                break;
+            }
             default:
             {
                 SkipList* list = SortedSetValue.ListOf(Values.SortedSet(source));

@@ -12,21 +12,22 @@ public static unsafe partial class SortedSetCommands
     private enum Aggregate { Sum, Min, Max }
 
     /// <summary>One input: a sorted set, or a plain set whose members all score 1; null when the key is missing.</summary>
-    private readonly struct Input(SortedSetValue* sorted, FieldTable* plain, double weight)
+    private readonly struct Input(SortedSetValue* sorted, Entry* plain, double weight)
     {
         public readonly SortedSetValue* Sorted = sorted;
-        public readonly FieldTable* Plain = plain;
+        /// <summary>A plain set's entry (any of its forms, read through <see cref="Sets"/>).</summary>
+        public readonly Entry* Plain = plain;
         public readonly double Weight = weight;
 
         public bool Missing => Sorted == null && Plain == null;
-        public long Count => Sorted != null ? Sorted->Count : Plain != null ? Plain->Count : 0;
+        public long Count => Sorted != null ? Sorted->Count : Plain != null ? Sets.Count(Plain) : 0;
 
         public bool TryGetScore(ReadOnlySpan<byte> member, out double score)
         {
             if (Sorted != null)
                 return Sorted->TryGetScore(member, out score);
             score = 1;
-            return Plain != null && Plain->Find(member) != null;
+            return Plain != null && Sets.Contains(Plain, member);
         }
     }
 
@@ -162,7 +163,7 @@ public static unsafe partial class SortedSetCommands
             if (e->Type == Engine.ValueType.SortedSet)
                 inputs[3 * i] = (nint)Values.SortedSet(e);
             else if (e->Type == Engine.ValueType.Set)
-                inputs[3 * i + 1] = (nint)Values.Set(e);
+                inputs[3 * i + 1] = (nint)e;
             else
             {
                 c.WrongType();
@@ -173,7 +174,7 @@ public static unsafe partial class SortedSetCommands
     }
 
     private static Input InputAt(nint[] inputs, int i)
-        => new((SortedSetValue*)inputs[3 * i], (FieldTable*)inputs[3 * i + 1], BitConverter.Int64BitsToDouble(inputs[3 * i + 2]));
+        => new((SortedSetValue*)inputs[3 * i], (Entry*)inputs[3 * i + 1], BitConverter.Int64BitsToDouble(inputs[3 * i + 2]));
 
     /// <summary>A weighted score; NaN (0 times infinity) counts as 0, as in Redis.</summary>
     private static double Weighted(double score, double weight)
@@ -211,8 +212,8 @@ public static unsafe partial class SortedSetCommands
                         for (SkipNode* node = SortedSetValue.ListOf(input.Sorted)->First; node != null; node = SkipNode.Next(node))
                             Accumulate(result, SkipNode.MemberOf(node), Weighted(node->Score, input.Weight), aggregate);
                     else if (input.Plain != null)
-                        foreach (FieldNode* node in *input.Plain)
-                            Accumulate(result, FieldNode.FieldOf(node), Weighted(1, input.Weight), aggregate);
+                        foreach (ReadOnlySpan<byte> member in Sets.Members(input.Plain))
+                            Accumulate(result, member, Weighted(1, input.Weight), aggregate);
                 }
                 break;
             case SetOperation.Intersection:
@@ -231,8 +232,8 @@ public static unsafe partial class SortedSetCommands
                     for (SkipNode* node = SortedSetValue.ListOf(first.Sorted)->First; node != null; node = SkipNode.Next(node))
                         Intersect(result, inputs, count, smallest, SkipNode.MemberOf(node), node->Score, aggregate);
                 else
-                    foreach (FieldNode* node in *first.Plain)
-                        Intersect(result, inputs, count, smallest, FieldNode.FieldOf(node), 1, aggregate);
+                    foreach (ReadOnlySpan<byte> member in Sets.Members(first.Plain))
+                        Intersect(result, inputs, count, smallest, member, 1, aggregate);
                 break;
             }
             case SetOperation.Difference:
@@ -242,8 +243,8 @@ public static unsafe partial class SortedSetCommands
                     for (SkipNode* node = SortedSetValue.ListOf(first.Sorted)->First; node != null; node = SkipNode.Next(node))
                         Subtract(result, inputs, count, SkipNode.MemberOf(node), node->Score);
                 else if (first.Plain != null)
-                    foreach (FieldNode* node in *first.Plain)
-                        Subtract(result, inputs, count, FieldNode.FieldOf(node), 1);
+                    foreach (ReadOnlySpan<byte> member in Sets.Members(first.Plain))
+                        Subtract(result, inputs, count, member, 1);
                 break;
             }
         }
@@ -316,11 +317,11 @@ public static unsafe partial class SortedSetCommands
             }
             else
             {
-                foreach (FieldNode* node in *first.Plain)
+                foreach (ReadOnlySpan<byte> member in Sets.Members(first.Plain))
                 {
                     if (limit != 0 && found >= limit)
                         break;
-                    if (InAll(inputs, numKeys, smallest, FieldNode.FieldOf(node)))
+                    if (InAll(inputs, numKeys, smallest, member))
                         found++;
                 }
             }

@@ -81,8 +81,8 @@ public static unsafe class DatasetDigest
                 break;
             }
             case ValueType.Set:
-                foreach (FieldNode* node in *Values.Set(e))
-                    Xor(digest, FieldNode.FieldOf(node));
+                foreach (ReadOnlySpan<byte> member in Sets.Members(e))
+                    Xor(digest, member);
                 break;
             case ValueType.SortedSet:
                 SortedSet(Values.SortedSet(e), digest);

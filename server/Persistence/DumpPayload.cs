@@ -42,9 +42,9 @@ internal static unsafe class DumpPayload
     /// expiry, in tracked memory; null when the value is corrupt or of a type this server lacks.
     /// Bytes between the value and the trailer are ignored, as Redis ignores them.
     /// </summary>
-    public static Entry* Read(ReadOnlySpan<byte> payload, ReadOnlySpan<byte> key)
+    public static Entry* Read(ReadOnlySpan<byte> payload, ReadOnlySpan<byte> key, DataTypes.SetLimits setLimits)
     {
-        var visitor = new ValueVisitor();
+        var visitor = new ValueVisitor(setLimits);
         try
         {
             fixed (byte* bytes = payload)
@@ -66,8 +66,8 @@ internal static unsafe class DumpPayload
     }
 
     /// <summary>Builds the one value a payload holds.</summary>
-    private sealed class ValueVisitor()
-        : RdbBuildingVisitor(new RdbEntryBuilder(strict: true, problem => new InvalidDataException(problem)))
+    private sealed class ValueVisitor(DataTypes.SetLimits setLimits)
+        : RdbBuildingVisitor(new RdbEntryBuilder(strict: true, problem => new InvalidDataException(problem), setLimits))
     {
         private Entry* _built;
 

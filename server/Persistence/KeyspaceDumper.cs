@@ -106,10 +106,10 @@ public static unsafe class KeyspaceDumper
                     break;
                 }
                 case Engine.ValueType.Set:
-                    foreach (FieldNode* node in *Values.Set(e))
+                    foreach (ReadOnlySpan<byte> member in Sets.Members(e))
                     {
                         Begin("SADD"u8, key, ref inCommand, ref remaining, 1);
-                        output.Argument(FieldNode.FieldOf(node));
+                        output.Argument(member);
                         End(ref inCommand);
                     }
                     break;

@@ -21,8 +21,10 @@ internal abstract unsafe class RdbBuildingVisitor(RdbEntryBuilder builder) : IRd
     /// <summary>Ignored unless the visitor loads functions (declared here so a subclass's override implements the interface).</summary>
     public virtual void FunctionLibrary(ReadOnlySpan<byte> code) { }
 
+    public void CollectionEncoding(byte rdbType) => builder.CollectionEncoding(rdbType);
+
     public void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs, long sizeHint)
-        => builder.BeginCollection(kind, key, expireAtUnixMs);
+        => builder.BeginCollection(kind, key, expireAtUnixMs, sizeHint);
 
     public void ListElement(ReadOnlySpan<byte> element) => builder.ListElement(element);
     public void SetMember(ReadOnlySpan<byte> member) => builder.SetMember(member);

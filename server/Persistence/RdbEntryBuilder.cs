@@ -14,18 +14,31 @@ namespace Diagnostics.Server.Persistence;
 /// value it builds in the keyspace; RESTORE adds its one. Strict (RESTORE's hostile payloads): a
 /// member or field given twice, or a collection with no element, is corrupt data, as Redis refuses
 /// it; otherwise (loading a file) the later one wins and an empty collection is dropped.
-/// Inconsistencies throw the exception <paramref name="corrupt"/> makes of the problem.
+/// Inconsistencies throw the exception <paramref name="corrupt"/> makes of the problem. Sets take
+/// the form Redis 7.2's rdbLoadObject gives them under <paramref name="setLimits"/>.
 /// </summary>
-internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception> corrupt)
+internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception> corrupt, SetLimits setLimits)
 {
+    private const byte RdbTypeSetListpack = 20;
+
     private Entry* _building;
+    private byte _encoding;
     private long _expireAt;
     private ConsumerGroup* _group;
     private StreamConsumer* _consumer;
 
-    public void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs)
+    /// <summary>The RDB type the next collection was written as (told before <see cref="BeginCollection"/>).</summary>
+    public void CollectionEncoding(byte rdbType) => _encoding = rdbType;
+
+    public void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs, long sizeHint)
     {
         Abandon();
+        _expireAt = expireAtUnixMs;
+        if (kind == RdbCollection.Set)
+        {
+            _building = Sets.NewEntry(key, Keyspace.Hash(key), SetFormFor(sizeHint));
+            return;
+        }
         var type = kind switch
         {
             RdbCollection.List => ValueType.List,
@@ -39,9 +52,22 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
 
     public void ListElement(ReadOnlySpan<byte> element) => Values.List(_building)->PushTail(element);
 
+    /// <summary>
+    /// The form a set starts in, as rdbLoadObject chooses: a listpack set (RDB 11, Redis 7.2's
+    /// type 20) as a listpack; any other as an intset unless it has more members than an intset
+    /// may hold, then a hash table. Members then convert it as SADD would.
+    /// </summary>
+    private ValueForm SetFormFor(long members)
+        => _encoding == RdbTypeSetListpack ? ValueForm.Listpack
+        : members > setLimits.IntsetCap ? ValueForm.Structure
+        : ValueForm.Intset;
+
+    /// <summary>A listpack set is kept as written, whatever its members' lengths, until it has too many.</summary>
+    private SetLimits LoadLimits => _encoding == RdbTypeSetListpack ? setLimits with { ListpackEntries = long.MaxValue, ListpackValue = long.MaxValue } : setLimits;
+
     public void SetMember(ReadOnlySpan<byte> member)
     {
-        if (!Values.Set(_building)->Set(member, []) && strict)
+        if (!Sets.Add(_building, member, LoadLimits) && strict)
             throw corrupt($"set member '{Printable(member)}' of key '{KeyText}' appears twice");
     }
 
@@ -76,6 +102,9 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
                 throw corrupt($"key '{key}' holds an empty collection");
             return null;
         }
+        if (e->Type == ValueType.Set && e->Form == ValueForm.Listpack && Sets.Count(e) > setLimits.ListpackEntries)
+            Sets.ConvertToTable(e);
+        _encoding = 0;
         e->ExpireAt = _expireAt;
         return e;
     }

@@ -30,7 +30,7 @@ public sealed unsafe class RestorePayloadTarget : IFuzzTarget
     {
         if (!DumpPayload.Verify(payload))
             return;
-        Entry* e = DumpPayload.Read(payload, "fuzz"u8);
+        Entry* e = DumpPayload.Read(payload, "fuzz"u8, Server.DataTypes.SetLimits.Default);
         if (e == null)
             return;
         try
