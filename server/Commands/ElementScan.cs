@@ -20,38 +20,8 @@ internal static unsafe class ElementScan
     /// </summary>
     public static void Run(ref CommandContext c, FieldTable* table, Kind kind, byte* listpack = null)
     {
-        if (!ScanCommands.TryParseCursor(c.Arg(2), out ulong cursor))
-        {
-            c.Error(ScanCommands.InvalidCursor);
+        if (!TryOptions(ref c, kind, out ulong cursor, out long count, out int patternIndex, out bool noValues))
             return;
-        }
-        long count = 10;
-        int patternIndex = -1;
-        bool noValues = false;
-        for (int i = 3; i < c.ArgCount; i++)
-        {
-            bool hasValue = i + 1 < c.ArgCount;
-            if (c.ArgIs(i, "count"u8) && hasValue)
-            {
-                if (!ScanCommands.TryCount(ref c, i + 1, out count))
-                    return;
-                i++;
-            }
-            else if (c.ArgIs(i, "match"u8) && hasValue)
-            {
-                patternIndex = ++i;
-            }
-            else if (kind == Kind.Hash && c.ArgIs(i, "novalues"u8))
-            {
-                noValues = true;
-            }
-            else
-            {
-                c.SyntaxError();
-                return;
-            }
-        }
-
         if (listpack != null)
         {
             WritePacked(ref c, listpack, patternIndex < 0 ? default : c.Arg(patternIndex), patternIndex >= 0, kind);
@@ -78,6 +48,68 @@ internal static unsafe class ElementScan
         {
             ArrayPool<nint>.Shared.Return(collector.Items);
         }
+    }
+
+    /// <summary>The cursor (argument 2) and MATCH, COUNT, NOVALUES from argument 3 on; false after an error reply.</summary>
+    private static bool TryOptions(ref CommandContext c, Kind kind, out ulong cursor, out long count, out int patternIndex, out bool noValues)
+    {
+        count = 10;
+        patternIndex = -1;
+        noValues = false;
+        if (!ScanCommands.TryParseCursor(c.Arg(2), out cursor))
+        {
+            c.Error(ScanCommands.InvalidCursor);
+            return false;
+        }
+        for (int i = 3; i < c.ArgCount; i++)
+        {
+            bool hasValue = i + 1 < c.ArgCount;
+            if (c.ArgIs(i, "count"u8) && hasValue)
+            {
+                if (!ScanCommands.TryCount(ref c, i + 1, out count))
+                    return false;
+                i++;
+            }
+            else if (c.ArgIs(i, "match"u8) && hasValue)
+            {
+                patternIndex = ++i;
+            }
+            else if (kind == Kind.Hash && c.ArgIs(i, "novalues"u8))
+            {
+                noValues = true;
+            }
+            else
+            {
+                c.SyntaxError();
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /// <summary>
+    /// SSCAN of a set held packed (intset or listpack): every member matching in one reply with
+    /// cursor 0, whatever cursor was given, as Redis answers for a value with no hash table.
+    /// </summary>
+    public static void RunWholeSet(ref CommandContext c, Entry* set)
+    {
+        if (!TryOptions(ref c, Kind.Set, out _, out _, out int patternIndex, out _))
+            return;
+        ReadOnlySpan<byte> pattern = patternIndex < 0 ? default : c.Arg(patternIndex);
+        long kept = 0;
+        if (patternIndex < 0)
+            kept = Sets.Count(set);
+        else
+            foreach (ReadOnlySpan<byte> member in Sets.Members(set))
+                if (GlobPattern.IsMatch(pattern, member))
+                    kept++;
+        var reply = c.Reply;
+        reply.ArrayHeader(2);
+        reply.Bulk("0"u8);
+        reply.ArrayHeader(kept);
+        foreach (ReadOnlySpan<byte> member in Sets.Members(set))
+            if (patternIndex < 0 || GlobPattern.IsMatch(pattern, member))
+                reply.Bulk(member);
     }
 
     private static void Write(ref CommandContext c, ref Collector collector, ulong next, ReadOnlySpan<byte> pattern, bool filter, Kind kind, bool noValues)

@@ -6,10 +6,11 @@ using static Diagnostics.Server.Commands.CommandFlags;
 namespace Diagnostics.Server.Commands;
 
 /// <summary>
-/// Set commands: members in a <see cref="FieldTable"/> with no values. The multi-key forms run
-/// with every involved shard held, so they see one consistent state of all their keys.
+/// Set commands, on any form a set has (intset, listpack, hash table) through <see cref="Sets"/>.
+/// The multi-key forms run with every involved shard held, so they see one consistent state of
+/// all their keys.
 /// </summary>
-public static unsafe class SetCommands
+public static unsafe partial class SetCommands
 {
     private const string CountNotPositive = "ERR value is out of range, must be positive";
 
@@ -76,20 +77,30 @@ public static unsafe class SetCommands
 
     private static void SAdd(ref CommandContext c)
     {
-        Entry* e = TypedKeys.WriteOrCreate(ref c, c.Arg(1), Engine.ValueType.Set);
+        var limits = SetLimits.From(c.Server.Config);
+        ReadOnlySpan<byte> key = c.Arg(1);
+        Database db = c.Database(key, out uint hash);
+        Entry* e = db.Lookup(key, hash, c.ExpireClockMs);
         if (e == null)
+        {
+            // As Redis 7.2: the first member and the member count choose the form.
+            e = Sets.NewEntry(key, hash, c.Arg(2), c.ArgCount - 2, limits);
+            db.Add(e);
+        }
+        else if (e->Type != Engine.ValueType.Set)
+        {
+            c.WrongType();
             return;
-        FieldTable* set = Values.Set(e);
+        }
+        else
+        {
+            c.Touch(e);
+            Sets.MaybeConvert(e, c.ArgCount - 2, limits);
+        }
         int added = 0;
         for (int i = 2; i < c.ArgCount; i++)
-        {
-            ReadOnlySpan<byte> member = c.Arg(i);
-            uint hash = FieldTable.HashOf(member);
-            if (set->Find(member, hash) != null)
-                continue;
-            set->Add(member, hash, 0);
-            added++;
-        }
+            if (Sets.Add(e, c.Arg(i), limits))
+                added++;
         if (added == 0)
             c.LogNothing();
         c.Reply.Integer(added);
@@ -97,13 +108,13 @@ public static unsafe class SetCommands
 
     private static void SRem(ref CommandContext c) => TypedKeys.RemoveMembers(ref c, Engine.ValueType.Set, &RemoveMember);
 
-    private static bool RemoveMember(Entry* e, ReadOnlySpan<byte> member) => Values.Set(e)->Remove(member);
+    private static bool RemoveMember(Entry* e, ReadOnlySpan<byte> member) => Sets.Remove(e, member);
 
     private static void SIsMember(ref CommandContext c)
     {
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.Set, out bool failed);
         if (!failed)
-            c.Reply.Integer(e != null && Values.Set(e)->Find(c.Arg(2)) != null ? 1 : 0);
+            c.Reply.Integer(e != null && Sets.Contains(e, c.Arg(2)) ? 1 : 0);
     }
 
     private static void SMIsMember(ref CommandContext c)
@@ -113,14 +124,14 @@ public static unsafe class SetCommands
             return;
         c.Reply.ArrayHeader(c.ArgCount - 2);
         for (int i = 2; i < c.ArgCount; i++)
-            c.Reply.Integer(e != null && Values.Set(e)->Find(c.Arg(i)) != null ? 1 : 0);
+            c.Reply.Integer(e != null && Sets.Contains(e, c.Arg(i)) ? 1 : 0);
     }
 
     private static void SCard(ref CommandContext c)
     {
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.Set, out bool failed);
         if (!failed)
-            c.Reply.Integer(e == null ? 0 : Values.Set(e)->Count);
+            c.Reply.Integer(e == null ? 0 : Sets.Count(e));
     }
 
     private static void SMembers(ref CommandContext c)
@@ -128,16 +139,18 @@ public static unsafe class SetCommands
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.Set, out bool failed);
         if (failed)
             return;
-        WriteMembers(c.Reply, e == null ? null : Values.Set(e));
+        if (e == null)
+            c.Reply.SetHeader(0);
+        else
+            WriteMembers(c.Reply, e);
     }
 
-    private static void WriteMembers(Protocol.RespWriter reply, FieldTable* set)
+    /// <summary>Every member in the set's own order (an intset's ascending, a listpack's as stored), as a set reply.</summary>
+    private static void WriteMembers(Protocol.RespWriter reply, Entry* set)
     {
-        reply.SetHeader(set == null ? 0 : set->Count);
-        if (set == null)
-            return;
-        foreach (FieldNode* node in *set)
-            reply.Bulk(FieldNode.FieldOf(node));
+        reply.SetHeader(Sets.Count(set));
+        foreach (ReadOnlySpan<byte> member in Sets.Members(set))
+            reply.Bulk(member);
     }
 
     private static void SRandMember(ref CommandContext c)
@@ -153,17 +166,65 @@ public static unsafe class SetCommands
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.Set, out bool failed);
         if (failed)
             return;
-        FieldTable* set = e == null ? null : Values.Set(e);
+        Span<byte> scratch = stackalloc byte[Sets.IntegerTextMax];
         if (c.ArgCount == 2)
         {
-            FieldNode* node = set == null ? null : set->Random(Random.Shared);
-            if (node == null)
+            if (e == null)
                 c.Reply.Null();
             else
-                c.Reply.Bulk(FieldNode.FieldOf(node));
+                c.Reply.Bulk(Sets.RandomMember(e, Random.Shared, scratch));
             return;
         }
-        RandomFields.Reply(ref c, set, count, RandomFields.Shape.Field);
+        if (e == null || e->Form == ValueForm.Structure)
+        {
+            RandomFields.Reply(ref c, e == null ? null : Values.Set(e), count, RandomFields.Shape.Field);
+            return;
+        }
+        RandomPackedMembers(ref c, e, count, scratch);
+    }
+
+    /// <summary>
+    /// SRANDMEMBER's counted form on an intset or listpack: a negative count (or 1) picks with
+    /// repeats; a count that covers the set returns it whole; a smaller one picks distinct members
+    /// in one pass, each kept with the probability still needed (as Redis's lpNextRandom), so they
+    /// come in the set's order.
+    /// </summary>
+    private static void RandomPackedMembers(ref CommandContext c, Entry* e, long count, scoped Span<byte> scratch)
+    {
+        var reply = c.Reply;
+        var random = Random.Shared;
+        long size = Sets.Count(e);
+        if (count == 0)
+        {
+            reply.ArrayHeader(0);
+            return;
+        }
+        if (count < 0 || count == 1)
+        {
+            long picks = count < 0 ? -count : count;
+            reply.ArrayHeader(picks);
+            for (long i = 0; i < picks; i++)
+                reply.Bulk(Sets.RandomMember(e, random, scratch));
+            return;
+        }
+        if (count >= size)
+        {
+            reply.ArrayHeader(size);
+            foreach (ReadOnlySpan<byte> member in Sets.Members(e))
+                reply.Bulk(member);
+            return;
+        }
+        reply.ArrayHeader(count);
+        long needed = count, left = size;
+        foreach (ReadOnlySpan<byte> member in Sets.Members(e))
+        {
+            if (random.NextInt64(left--) < needed)
+            {
+                reply.Bulk(member);
+                if (--needed == 0)
+                    break;
+            }
+        }
     }
 
     /// <summary>SPOP, logged as the SREM of what it popped (or DEL when it took every member), so a replay removes the same members.</summary>
@@ -193,10 +254,13 @@ public static unsafe class SetCommands
                 c.Reply.SetHeader(0);
             return;
         }
-        FieldTable* set = Values.Set(e);
-        if (count >= set->Count && c.ArgCount == 3)
+        if (count >= Sets.Count(e) && c.ArgCount == 3)
         {
-            WriteMembers(c.Reply, set);
+            // As Redis: the whole set, replied as SUNION of it would reply it.
+            nint source = (nint)e;
+            Entry* whole = Combine(new ReadOnlySpan<nint>(in source), Operation.Union, default, 0, SetLimits.From(c.Server.Config));
+            WriteMembers(c.Reply, whole);
+            EntryStore.Free(whole);
             if (c.LogAs(2) is { } del)
             {
                 del.Argument("DEL"u8);
@@ -212,13 +276,14 @@ public static unsafe class SetCommands
         if (c.ArgCount == 3)
             c.Reply.SetHeader(count);
         var random = Random.Shared;
+        Span<byte> scratch = stackalloc byte[Sets.IntegerTextMax];
         for (long i = 0; i < count; i++)
         {
-            FieldNode* node = set->Random(random);
-            ReadOnlySpan<byte> member = FieldNode.FieldOf(node);
+            ReadOnlySpan<byte> member = Sets.RandomMember(e, random, scratch);
             c.Reply.Bulk(member);
             log?.Argument(member);
-            set->Remove(member);
+            // The member's bytes may lie in the set itself: nothing reads them after the removal.
+            Sets.Remove(e, member);
         }
         log?.EndCommand();
         TypedKeys.DeleteIfEmpty(ref c, key, e);
@@ -229,7 +294,8 @@ public static unsafe class SetCommands
         ReadOnlySpan<byte> source = c.Arg(1), destination = c.Arg(2), member = c.Arg(3);
         // As Redis: a missing source answers 0 before either type is checked.
         Entry* from = c.Database(source, out uint sourceHash).Lookup(source, sourceHash, c.ExpireClockMs);
-        Entry* to = c.Database(destination, out uint destinationHash).Lookup(destination, destinationHash, c.ExpireClockMs);
+        Database targetDb = c.Database(destination, out uint destinationHash);
+        Entry* to = targetDb.Lookup(destination, destinationHash, c.ExpireClockMs);
         if (from == null)
         {
             c.LogNothing();
@@ -241,181 +307,33 @@ public static unsafe class SetCommands
             c.WrongType();
             return;
         }
-        if (Values.Set(from)->Find(member) == null)
+        if (from == to)
+        {
+            c.LogNothing();
+            c.Reply.Integer(Sets.Contains(from, member) ? 1 : 0);
+            return;
+        }
+        if (!Sets.Remove(from, member))
         {
             c.LogNothing();
             c.Reply.Integer(0);
             return;
         }
-        if (from == to)
-        {
-            c.LogNothing();
-            c.Reply.Integer(1);
-            return;
-        }
-        Values.Set(from)->Remove(member);
         TypedKeys.Notify(ref c, Engine.KeyspaceEventTypes.Set, "srem"u8, source);
         TypedKeys.DeleteIfEmpty(ref c, source, from);
-        to = TypedKeys.WriteOrCreate(ref c, destination, Engine.ValueType.Set);
-        FieldTable* target = Values.Set(to);
-        uint hash = FieldTable.HashOf(member);
-        if (target->Find(member, hash) == null)
+        var limits = SetLimits.From(c.Server.Config);
+        if (to == null)
         {
-            target->Add(member, hash, 0);
+            to = Sets.NewEntry(destination, destinationHash, member, 1, limits);
+            targetDb.Add(to);
+        }
+        else
+        {
+            c.Touch(to);
+        }
+        if (Sets.Add(to, member, limits))
             TypedKeys.Notify(ref c, Engine.KeyspaceEventTypes.Set, "sadd"u8, destination);
-        }
         c.Reply.Integer(1);
-    }
-
-    // ---- set algebra ---------------------------------------------------------------------
-
-    private enum Operation { Intersection, Union, Difference }
-
-    private static void SInter(ref CommandContext c) => Algebra(ref c, Operation.Intersection, 1, store: false);
-    private static void SInterStore(ref CommandContext c) => Algebra(ref c, Operation.Intersection, 2, store: true);
-    private static void SUnion(ref CommandContext c) => Algebra(ref c, Operation.Union, 1, store: false);
-    private static void SUnionStore(ref CommandContext c) => Algebra(ref c, Operation.Union, 2, store: true);
-    private static void SDiff(ref CommandContext c) => Algebra(ref c, Operation.Difference, 1, store: false);
-    private static void SDiffStore(ref CommandContext c) => Algebra(ref c, Operation.Difference, 2, store: true);
-
-    /// <summary>
-    /// Looks up the sets at arguments <paramref name="first"/>..<paramref name="first"/>+count-1
-    /// into <paramref name="sets"/> (null for a missing key). False after WRONGTYPE.
-    /// </summary>
-    private static bool Inputs(ref CommandContext c, int first, Span<nint> sets)
-    {
-        for (int i = 0; i < sets.Length; i++)
-        {
-            Entry* e = TypedKeys.Read(ref c, c.Arg(first + i), Engine.ValueType.Set, out bool failed);
-            if (failed)
-                return false;
-            sets[i] = e == null ? 0 : (nint)Values.Set(e);
-        }
-        return true;
-    }
-
-    private static void Algebra(ref CommandContext c, Operation operation, int first, bool store)
-    {
-        int count = c.ArgCount - first;
-        nint[] rented = ArrayPool<nint>.Shared.Rent(count);
-        try
-        {
-            Span<nint> sets = rented.AsSpan(0, count);
-            if (!Inputs(ref c, first, sets))
-                return;
-            FieldTable* result = Compute(operation, sets);
-            if (!store)
-            {
-                WriteMembers(c.Reply, result);
-                FieldTable.Destroy(result);
-                return;
-            }
-            long size = result->Count;
-            TypedKeys.Store(ref c, c.Arg(1), Engine.ValueType.Set, result, size);
-            c.Reply.Integer(size);
-        }
-        finally
-        {
-            ArrayPool<nint>.Shared.Return(rented);
-        }
-    }
-
-    /// <summary>A new set holding the result; the caller stores or destroys it.</summary>
-    private static FieldTable* Compute(Operation operation, Span<nint> sets)
-    {
-        FieldTable* result = FieldTable.Create();
-        switch (operation)
-        {
-            case Operation.Intersection:
-            {
-                FieldTable* smallest = Smallest(sets);
-                if (smallest == null)
-                    break;
-                foreach (FieldNode* node in *smallest)
-                    if (InAll(sets, smallest, node))
-                        result->Add(FieldNode.FieldOf(node), node->Hash, 0);
-                break;
-            }
-            case Operation.Union:
-                foreach (nint set in sets)
-                {
-                    if (set == 0)
-                        continue;
-                    foreach (FieldNode* node in *(FieldTable*)set)
-                        if (result->Find(FieldNode.FieldOf(node), node->Hash) == null)
-                            result->Add(FieldNode.FieldOf(node), node->Hash, 0);
-                }
-                break;
-            case Operation.Difference:
-                if (sets[0] == 0)
-                    break;
-                foreach (FieldNode* node in *(FieldTable*)sets[0])
-                {
-                    // A key given twice is found in "another" set too, so it takes everything away, as in Redis.
-                    bool elsewhere = false;
-                    for (int i = 1; i < sets.Length && !elsewhere; i++)
-                        elsewhere = sets[i] != 0 && ((FieldTable*)sets[i])->Find(FieldNode.FieldOf(node), node->Hash) != null;
-                    if (!elsewhere)
-                        result->Add(FieldNode.FieldOf(node), node->Hash, 0);
-                }
-                break;
-        }
-        return result;
-    }
-
-    /// <summary>The smallest input, or null when any is missing (the intersection is then empty).</summary>
-    private static FieldTable* Smallest(Span<nint> sets)
-    {
-        FieldTable* smallest = null;
-        foreach (nint set in sets)
-        {
-            if (set == 0)
-                return null;
-            if (smallest == null || ((FieldTable*)set)->Count < smallest->Count)
-                smallest = (FieldTable*)set;
-        }
-        return smallest;
-    }
-
-    private static bool InAll(Span<nint> sets, FieldTable* except, FieldNode* node)
-    {
-        foreach (nint set in sets)
-            if ((FieldTable*)set != except && ((FieldTable*)set)->Find(FieldNode.FieldOf(node), node->Hash) == null)
-                return false;
-        return true;
-    }
-
-    /// <summary>SINTERCARD numkeys key [key ...] [LIMIT limit]: the intersection's size, counting stops at the limit.</summary>
-    private static void SInterCard(ref CommandContext c)
-    {
-        if (!c.TryNumKeys(1, out int numKeys))
-            return;
-        if (!TryCardinalityLimit(ref c, 2 + numKeys, out long limit))
-            return;
-        nint[] rented = ArrayPool<nint>.Shared.Rent(numKeys);
-        try
-        {
-            Span<nint> sets = rented.AsSpan(0, numKeys);
-            if (!Inputs(ref c, 2, sets))
-                return;
-            FieldTable* smallest = Smallest(sets);
-            long found = 0;
-            if (smallest != null)
-            {
-                foreach (FieldNode* node in *smallest)
-                {
-                    if (!InAll(sets, smallest, node))
-                        continue;
-                    if (++found == limit)
-                        break;
-                }
-            }
-            c.Reply.Integer(found);
-        }
-        finally
-        {
-            ArrayPool<nint>.Shared.Return(rented);
-        }
     }
 
     /// <summary>SINTERCARD's and ZINTERCARD's optional "LIMIT limit" at <paramref name="index"/> (0: none).</summary>
@@ -432,10 +350,15 @@ public static unsafe class SetCommands
         return c.TryNonNegative(index + 1, "ERR LIMIT can't be negative", out limit);
     }
 
+
     private static void SScan(ref CommandContext c)
     {
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.Set, out bool failed);
-        if (!failed)
+        if (failed)
+            return;
+        if (e != null && e->Form != ValueForm.Structure)
+            ElementScan.RunWholeSet(ref c, e);
+        else
             ElementScan.Run(ref c, e == null ? null : Values.Set(e), ElementScan.Kind.Set);
     }
 }

@@ -176,9 +176,10 @@ public static unsafe class SortCommands
         SortItem[] items = ArrayPool<SortItem>.Shared.Rent((int)Math.Max(count, 1));
         byte[]? keyBuffer = null;
         byte[]? integerTexts = null;
+        byte* memberText = null;
         try
         {
-            int loaded = source == null ? 0 : Load(source, items, direct, start, count, options.Descending, ref integerTexts);
+            int loaded = source == null ? 0 : Load(source, items, direct, start, count, options.Descending, ref integerTexts, ref memberText);
             if (direct)
             {
                 end -= start;
@@ -205,17 +206,19 @@ public static unsafe class SortCommands
         {
             ArrayPool<SortItem>.Shared.Return(items);
             GC.KeepAlive(integerTexts); // items point into it until here
+            Memory.TrackedAllocator.Free(memberText);
             if (keyBuffer is not null)
                 ArrayPool<byte>.Shared.Return(keyBuffer);
         }
     }
 
     /// <summary>
-    /// Fills <paramref name="items"/> with the elements; returns how many. A list's integer
-    /// elements have no text in the list, so theirs is written to <paramref name="integerTexts"/>
-    /// (pinned, allocated on the first one), which the caller keeps alive while items are used.
+    /// Fills <paramref name="items"/> with the elements; returns how many. Elements with no text
+    /// of their own get one that outlives the load: a list's integer elements in
+    /// <paramref name="integerTexts"/> (pinned, allocated on the first one, kept alive by the
+    /// caller), a packed set's members in <paramref name="memberText"/> (a block the caller frees).
     /// </summary>
-    private static int Load(Entry* source, SortItem[] items, bool direct, long start, long count, bool descending, ref byte[]? integerTexts)
+    private static int Load(Entry* source, SortItem[] items, bool direct, long start, long count, bool descending, ref byte[]? integerTexts, ref byte* memberText)
     {
         int n = 0;
         switch (source->Type)
@@ -242,10 +245,25 @@ public static unsafe class SortCommands
                 }
                 break;
             }
-            case Engine.ValueType.Set:
+            case Engine.ValueType.Set when source->Form == ValueForm.Structure:
                 foreach (FieldNode* node in *Values.Set(source))
                     Put(items, ref n, FieldNode.FieldOf(node));
                 break;
+            case Engine.ValueType.Set:
+            {
+                long bytes = 0;
+                foreach (ReadOnlySpan<byte> member in Sets.Members(source))
+                    bytes += member.Length;
+                memberText = Memory.TrackedAllocator.Alloc((nuint)Math.Max(bytes, 1));
+                byte* at = memberText;
+                foreach (ReadOnlySpan<byte> member in Sets.Members(source))
+                {
+                    member.CopyTo(new Span<byte>(at, member.Length));
+                    Put(items, ref n, new ReadOnlySpan<byte>(at, member.Length));
+                    at += member.Length;
+                }
+                break;
+            }
             default:
             {
                 var set = SortedSetView.Of(source);

@@ -12,21 +12,22 @@ public static unsafe partial class SortedSetCommands
     private enum Aggregate { Sum, Min, Max }
 
     /// <summary>One input: a sorted set (either form), or a plain set whose members all score 1; neither when the key is missing.</summary>
-    private readonly struct Input(SortedSetView sorted, FieldTable* plain, double weight)
+    private readonly struct Input(SortedSetView sorted, Entry* plain, double weight)
     {
         public readonly SortedSetView Sorted = sorted;
-        public readonly FieldTable* Plain = plain;
+        /// <summary>A plain set's entry (any of its forms, read through <see cref="Sets"/>).</summary>
+        public readonly Entry* Plain = plain;
         public readonly double Weight = weight;
 
         public bool Missing => !Sorted.Exists && Plain == null;
-        public long Count => Sorted.Exists ? Sorted.Count : Plain != null ? Plain->Count : 0;
+        public long Count => Sorted.Exists ? Sorted.Count : Plain != null ? Sets.Count(Plain) : 0;
 
         public bool TryGetScore(ReadOnlySpan<byte> member, out double score)
         {
             if (Sorted.Exists)
                 return Sorted.TryGetScore(member, out score);
             score = 1;
-            return Plain != null && Plain->Find(member) != null;
+            return Plain != null && Sets.Contains(Plain, member);
         }
     }
 
@@ -165,7 +166,7 @@ public static unsafe partial class SortedSetCommands
             if (e->Type == Engine.ValueType.SortedSet)
                 inputs[InputSlots * i] = (nint)e;
             else if (e->Type == Engine.ValueType.Set)
-                inputs[InputSlots * i + 1] = (nint)Values.Set(e);
+                inputs[InputSlots * i + 1] = (nint)e;
             else
             {
                 c.WrongType();
@@ -176,7 +177,7 @@ public static unsafe partial class SortedSetCommands
     }
 
     private static Input InputAt(nint[] inputs, int i)
-        => new(SortedSetView.Of((Entry*)inputs[InputSlots * i]), (FieldTable*)inputs[InputSlots * i + 1], BitConverter.Int64BitsToDouble(inputs[InputSlots * i + 2]));
+        => new(SortedSetView.Of((Entry*)inputs[InputSlots * i]), (Entry*)inputs[InputSlots * i + 1], BitConverter.Int64BitsToDouble(inputs[InputSlots * i + 2]));
 
     /// <summary>A weighted score; NaN (0 times infinity) counts as 0, as in Redis.</summary>
     private static double Weighted(double score, double weight)
@@ -215,8 +216,8 @@ public static unsafe partial class SortedSetCommands
                         for (var at = input.Sorted.First; !at.IsEnd; at = at.Next)
                             Accumulate(result, at.Member(scratch), Weighted(at.Score, input.Weight), aggregate);
                     else if (input.Plain != null)
-                        foreach (FieldNode* node in *input.Plain)
-                            Accumulate(result, FieldNode.FieldOf(node), Weighted(1, input.Weight), aggregate);
+                        foreach (ReadOnlySpan<byte> member in Sets.Members(input.Plain))
+                            Accumulate(result, member, Weighted(1, input.Weight), aggregate);
                 }
                 break;
             case SetOperation.Intersection:
@@ -235,8 +236,8 @@ public static unsafe partial class SortedSetCommands
                     for (var at = first.Sorted.First; !at.IsEnd; at = at.Next)
                         Intersect(result, inputs, count, smallest, at.Member(scratch), at.Score, aggregate);
                 else
-                    foreach (FieldNode* node in *first.Plain)
-                        Intersect(result, inputs, count, smallest, FieldNode.FieldOf(node), 1, aggregate);
+                    foreach (ReadOnlySpan<byte> member in Sets.Members(first.Plain))
+                        Intersect(result, inputs, count, smallest, member, 1, aggregate);
                 break;
             }
             case SetOperation.Difference:
@@ -246,8 +247,8 @@ public static unsafe partial class SortedSetCommands
                     for (var at = first.Sorted.First; !at.IsEnd; at = at.Next)
                         Subtract(result, inputs, count, at.Member(scratch), at.Score);
                 else if (first.Plain != null)
-                    foreach (FieldNode* node in *first.Plain)
-                        Subtract(result, inputs, count, FieldNode.FieldOf(node), 1);
+                    foreach (ReadOnlySpan<byte> member in Sets.Members(first.Plain))
+                        Subtract(result, inputs, count, member, 1);
                 break;
             }
         }
@@ -321,11 +322,11 @@ public static unsafe partial class SortedSetCommands
             }
             else
             {
-                foreach (FieldNode* node in *first.Plain)
+                foreach (ReadOnlySpan<byte> member in Sets.Members(first.Plain))
                 {
                     if (limit != 0 && found >= limit)
                         break;
-                    if (InAll(inputs, numKeys, smallest, FieldNode.FieldOf(node)))
+                    if (InAll(inputs, numKeys, smallest, member))
                         found++;
                 }
             }

@@ -188,6 +188,9 @@ public sealed class ServerConfig
         Long("zset-max-listpack-entries", () => ZsetMaxListpackEntries, v => ZsetMaxListpackEntries = v, 0, long.MaxValue, "zset-max-ziplist-entries");
         Memory("zset-max-listpack-value", () => ZsetMaxListpackValue, v => ZsetMaxListpackValue = v, 0, long.MaxValue, "zset-max-ziplist-value");
         Long("set-max-intset-entries", () => SetMaxIntsetEntries, v => SetMaxIntsetEntries = v, 0, long.MaxValue);
+        // Redis 7.2's listpack sets (7.0 has no such encoding and no such settings).
+        Long("set-max-listpack-entries", () => SetMaxListpackEntries, v => SetMaxListpackEntries = v, 0, long.MaxValue);
+        Memory("set-max-listpack-value", () => SetMaxListpackValue, v => SetMaxListpackValue = v, 0, long.MaxValue);
         Int("list-max-listpack-size", () => ListMaxListpackSize, v => ListMaxListpackSize = v, int.MinValue, int.MaxValue, aliases: "list-max-ziplist-size");
         Int("list-compress-depth", () => ListCompressDepth, v => ListCompressDepth = v, 0, int.MaxValue);
         Bool("rdbcompression", () => RdbCompression, v => RdbCompression = v);
@@ -400,6 +403,10 @@ public sealed class ServerConfig
     public long ZsetMaxListpackValue { get; private set; } = 64;
     /// <summary>set-max-intset-entries: the most members a set of integers Redis keeps as an intset may have.</summary>
     public long SetMaxIntsetEntries { get; private set; } = 512;
+    /// <summary>set-max-listpack-entries: the most members a set Redis 7.2 keeps as a listpack may have.</summary>
+    public long SetMaxListpackEntries { get; private set; } = 128;
+    /// <summary>set-max-listpack-value: the longest member such a set may hold.</summary>
+    public long SetMaxListpackValue { get; private set; } = 64;
     /// <summary>list-max-listpack-size: a list node's limit, in elements when positive, in bytes (-1: 4 KB ... -5: 64 KB) when negative.</summary>
     public int ListMaxListpackSize { get; private set; } = -2;
 
@@ -638,7 +645,6 @@ public sealed class ServerConfig
 
     private static readonly (string Name, string Value)[] InertDefaults =
     [
-        ("set-max-listpack-entries", "128"), ("set-max-listpack-value", "64"),
         ("activerehashing", "yes"), ("lazyfree-lazy-eviction", "no"), ("lazyfree-lazy-expire", "no"),
         ("lazyfree-lazy-server-del", "no"), ("lazyfree-lazy-user-del", "no"), ("lazyfree-lazy-user-flush", "no"),
         ("activedefrag", "no"), ("aof-timestamp-enabled", "no"),

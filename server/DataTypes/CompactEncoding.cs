@@ -1,5 +1,3 @@
-using Diagnostics.Server.Protocol;
-
 namespace Diagnostics.Server.DataTypes;
 
 /// <summary>
@@ -11,17 +9,6 @@ namespace Diagnostics.Server.DataTypes;
 /// </summary>
 public static unsafe class CompactEncoding
 {
-    /// <summary>An intset: every member a canonical 64-bit integer, at most set-max-intset-entries of them.</summary>
-    public static bool IsIntset(FieldTable* set, long maxEntries)
-    {
-        if (set->Count > maxEntries)
-            return false;
-        foreach (FieldNode* node in *set)
-            if (!NumberFormat.TryParseInt64(FieldNode.FieldOf(node), out _))
-                return false;
-        return true;
-    }
-
     /// <summary>A listpack hash: at most hash-max-listpack-entries fields, none of them nor their values longer than hash-max-listpack-value.</summary>
     public static bool IsListpackHash(FieldTable* hash, long maxEntries, long maxValue)
     {

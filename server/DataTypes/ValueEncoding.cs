@@ -78,6 +78,8 @@ public static unsafe class ValueEncoding
             }
             case ValueType.Stream:
                 return StreamSerializedLength(Values.Stream(e));
+            case ValueType.Set:
+                return SetSerializedLength(e);
             default:
             {
                 FieldTable* table = Values.Hash(e);
@@ -114,6 +116,25 @@ public static unsafe class ValueEncoding
                 var c = (Streams.StreamConsumer*)consumer;
                 total += Prefixed(Streams.StreamConsumer.NameOf(c).Length) + 8 + LengthPrefix(c->Pending->Count) + c->Pending->Count * 16;
             }
+        }
+        return total;
+    }
+
+    /// <summary>
+    /// A set as the RDB writer writes it: an intset as its blob; any other form as the plain set
+    /// type (count, then each member, integers of up to 11 characters in their compact form).
+    /// </summary>
+    private static long SetSerializedLength(Entry* e)
+    {
+        if (e->Form == ValueForm.Intset)
+            return Prefixed(NativeIntset.Bytes(Values.Packed(e)));
+        long total = LengthPrefix(Sets.Count(e));
+        foreach (ReadOnlySpan<byte> member in Sets.Members(e))
+        {
+            if (member.Length <= 11 && NumberFormat.TryParseInt64(member, out long n) && n is >= int.MinValue and <= int.MaxValue)
+                total += n is >= sbyte.MinValue and <= sbyte.MaxValue ? 2 : n is >= short.MinValue and <= short.MaxValue ? 3 : 5;
+            else
+                total += Prefixed(member.Length);
         }
         return total;
     }

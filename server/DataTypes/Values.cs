@@ -90,6 +90,7 @@ public static unsafe class Values
     public static long Length(Entry* e) => e->Form switch
     {
         ValueForm.Listpack => NativeListpack.Count(Packed(e)) / (e->Type is ValueType.Hash or ValueType.SortedSet ? 2 : 1),
+        ValueForm.Intset => NativeIntset.Count(Packed(e)),
         _ => StructureLength(e),
     };
 

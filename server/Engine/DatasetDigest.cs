@@ -83,8 +83,8 @@ public static unsafe class DatasetDigest
                 break;
             }
             case ValueType.Set:
-                foreach (FieldNode* node in *Values.Set(e))
-                    Xor(digest, FieldNode.FieldOf(node));
+                foreach (ReadOnlySpan<byte> member in Sets.Members(e))
+                    Xor(digest, member);
                 break;
             case ValueType.SortedSet:
                 SortedSet(SortedSetView.Of(e), digest);

@@ -24,6 +24,12 @@ public interface IRdbVisitor
     /// </summary>
     void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs, long sizeHint);
 
+    /// <summary>
+    /// The RDB type byte the collection about to begin was written as (its encoding: plain,
+    /// intset, listpack...), for a loader that keeps encodings as Redis chooses them on load.
+    /// </summary>
+    void CollectionEncoding(byte rdbType) { }
+
     void ListElement(ReadOnlySpan<byte> element);
 
     /// <summary>

@@ -107,10 +107,10 @@ public static unsafe class KeyspaceDumper
                     break;
                 }
                 case Engine.ValueType.Set:
-                    foreach (FieldNode* node in *Values.Set(e))
+                    foreach (ReadOnlySpan<byte> member in Sets.Members(e))
                     {
                         Begin("SADD"u8, key, ref inCommand, ref remaining, 1);
-                        output.Argument(FieldNode.FieldOf(node));
+                        output.Argument(member);
                         End(ref inCommand);
                     }
                     break;
@@ -124,6 +124,7 @@ public static unsafe class KeyspaceDumper
                     }
                     break;
                 case Engine.ValueType.SortedSet:
+                {
                     Span<byte> score = stackalloc byte[40];
                     Span<byte> scratch = stackalloc byte[SortedSetCursor.Scratch];
                     for (var at = SortedSetView.Of(e).First; !at.IsEnd; at = at.Next)
@@ -134,6 +135,7 @@ public static unsafe class KeyspaceDumper
                         End(ref inCommand);
                     }
                     break;
+                }
                 case Engine.ValueType.Stream:
                     WriteStream(key, Values.Stream(e));
                     break;

@@ -21,9 +21,10 @@ internal abstract unsafe class RdbBuildingVisitor(RdbEntryBuilder builder) : IRd
     /// <summary>Ignored unless the visitor loads functions (declared here so a subclass's override implements the interface).</summary>
     public virtual void FunctionLibrary(ReadOnlySpan<byte> code) { }
 
-    /// <summary>A collection begins; the reader states no count (0) exactly when it holds the value as a packed blob.</summary>
+    public void CollectionEncoding(byte rdbType) => builder.CollectionEncoding(rdbType);
+
     public void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs, long sizeHint)
-        => builder.BeginCollection(kind, key, expireAtUnixMs, fromPacked: sizeHint == 0);
+        => builder.BeginCollection(kind, key, expireAtUnixMs, sizeHint);
 
     public void ListElement(ReadOnlySpan<byte> element) => builder.ListElement(element);
     public void ListNode(ReadOnlySpan<byte> listpack) => builder.ListNode(listpack);

@@ -16,25 +16,40 @@ namespace Diagnostics.Server.Persistence;
 /// member or field given twice, or a collection with no element, is corrupt data, as Redis refuses
 /// it; otherwise (loading a file) the later one wins and an empty collection is dropped.
 /// Inconsistencies throw the exception <paramref name="corrupt"/> makes of the problem. A value
-/// ends in the form Redis 7.0's rdbLoadObject gives it under <paramref name="config"/>'s limits.
+/// ends in the form Redis 7.0's rdbLoadObject gives it under <paramref name="config"/>'s limits
+/// (sets: Redis 7.2's, which has set listpacks).
 /// </summary>
 internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception> corrupt, ServerConfig config)
 {
+    private const byte RdbTypeSetListpack = 20;
+
     private Entry* _building;
     /// <summary>The value came as a packed blob (listpack, ziplist, intset, zipmap) rather than element by element.</summary>
     private bool _fromPacked;
+    /// <summary>The RDB type of the collection being built (sets decide their first form by it).</summary>
+    private byte _encoding;
+    private readonly SetLimits _setLimits = SetLimits.From(config);
     private long _expireAt;
     private ConsumerGroup* _group;
     private StreamConsumer* _consumer;
 
+    /// <summary>The RDB type the next collection was written as (told before <see cref="BeginCollection"/>).</summary>
+    public void CollectionEncoding(byte rdbType) => _encoding = rdbType;
+
     /// <summary>
-    /// Begins a collection; <paramref name="fromPacked"/> when the file holds it as a packed blob,
-    /// which decides the form it loads into as Redis decides it.
+    /// Begins a collection. The reader states no count (<paramref name="sizeHint"/> 0) exactly
+    /// when the file holds it as a packed blob, which decides the form it loads into as Redis decides it.
     /// </summary>
-    public void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs, bool fromPacked)
+    public void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs, long sizeHint)
     {
         Abandon();
-        _fromPacked = fromPacked;
+        _fromPacked = sizeHint == 0;
+        if (kind == RdbCollection.Set)
+        {
+            _expireAt = expireAtUnixMs;
+            _building = Sets.NewEntry(key, Keyspace.Hash(key), SetFormFor(sizeHint));
+            return;
+        }
         var type = kind switch
         {
             RdbCollection.List => ValueType.List,
@@ -56,9 +71,22 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
 
     public void ListPlainNode(ReadOnlySpan<byte> element) => Values.List(_building)->AppendPlain(element);
 
+    /// <summary>
+    /// The form a set starts in, as rdbLoadObject chooses: a listpack set (RDB 11, Redis 7.2's
+    /// type 20) as a listpack; any other as an intset unless it has more members than an intset
+    /// may hold, then a hash table. Members then convert it as SADD would.
+    /// </summary>
+    private ValueForm SetFormFor(long members)
+        => _encoding == RdbTypeSetListpack ? ValueForm.Listpack
+        : members > _setLimits.IntsetCap ? ValueForm.Structure
+        : ValueForm.Intset;
+
+    /// <summary>A listpack set is kept as written, whatever its members' lengths, until it has too many.</summary>
+    private SetLimits LoadLimits => _encoding == RdbTypeSetListpack ? _setLimits with { ListpackEntries = long.MaxValue, ListpackValue = long.MaxValue } : _setLimits;
+
     public void SetMember(ReadOnlySpan<byte> member)
     {
-        if (!Values.Set(_building)->Set(member, []) && strict)
+        if (!Sets.Add(_building, member, LoadLimits) && strict)
             throw corrupt($"set member '{Printable(member)}' of key '{KeyText}' appears twice");
     }
 
@@ -95,6 +123,9 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
         }
         if (e->Type == ValueType.SortedSet)
             LoadedSortedSetForm(e);
+        if (e->Type == ValueType.Set && e->Form == ValueForm.Listpack && Sets.Count(e) > _setLimits.ListpackEntries)
+            Sets.ConvertToTable(e);
+        _encoding = 0;
         e->ExpireAt = _expireAt;
         return e;
     }

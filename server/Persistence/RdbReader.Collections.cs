@@ -46,6 +46,7 @@ public sealed partial class RdbReader
         }
         string what = ValueTypeName(type);
         _reading = $"the {what} value of key '{Printable(_key.Span)}'";
+        visitor.CollectionEncoding(type);
         switch (type)
         {
             case TypeList:
@@ -126,7 +127,9 @@ public sealed partial class RdbReader
                         TypeSortedSetListpack => (PackedFormat.Listpack, RdbCollection.SortedSet),
                         _ => (PackedFormat.Listpack, RdbCollection.Set),
                     };
-                    visitor.BeginCollection(kind, _key.Span, expireAtUnixMs, 0);
+                    // An intset states its count in its header (a loader sizes the set by it, as Redis does).
+                    long hint = format == PackedFormat.Intset && _value.Span.Length >= 8 ? BinaryPrimitives.ReadUInt32LittleEndian(_value.Span[4..]) : 0;
+                    visitor.BeginCollection(kind, _key.Span, expireAtUnixMs, hint);
                     Unpack(format, kind, visitor, at);
                     break;
                 }

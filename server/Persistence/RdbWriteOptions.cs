@@ -7,7 +7,8 @@ namespace Diagnostics.Server.Persistence;
 /// What an <see cref="RdbWriter"/> needs from the configuration, read once by whoever starts a
 /// serialization (so a CONFIG SET in the middle of a snapshot cannot mix two encodings in one
 /// file): LZF compression, the per-key access hint, and the limits that decide whether Redis would
-/// hold a value in a compact encoding (listpack, intset), which is the encoding the RDB carries.
+/// hold a value in a compact encoding (listpack), which is the encoding the RDB carries; lists and
+/// sets are written in the form they have.
 /// </summary>
 public readonly record struct RdbWriteOptions(
     bool Compression,
@@ -16,11 +17,10 @@ public readonly record struct RdbWriteOptions(
     long HashMaxListpackEntries,
     long HashMaxListpackValue,
     long ZsetMaxListpackEntries,
-    long ZsetMaxListpackValue,
-    long SetMaxIntsetEntries)
+    long ZsetMaxListpackValue)
 {
-    /// <summary>Redis 7.0's defaults: compression and checksum on, no hint, 128/64, 128/64, 512 (lists are written as the nodes they hold).</summary>
-    public static RdbWriteOptions Default => new(true, true, RdbKeyHint.None, 128, 64, 128, 64, 512);
+    /// <summary>Redis 7.0's defaults: compression and checksum on, no hint, 128/64, 128/64 (lists and sets are written as the nodes and forms they hold).</summary>
+    public static RdbWriteOptions Default => new(true, true, RdbKeyHint.None, 128, 64, 128, 64);
 
     /// <summary>The options the server's settings give now (rdbcompression, rdbchecksum, maxmemory-policy, the *-max-* limits).</summary>
     public static RdbWriteOptions From(ServerConfig config) => new(
@@ -30,8 +30,7 @@ public readonly record struct RdbWriteOptions(
         config.HashMaxListpackEntries,
         config.HashMaxListpackValue,
         config.ZsetMaxListpackEntries,
-        config.ZsetMaxListpackValue,
-        config.SetMaxIntsetEntries);
+        config.ZsetMaxListpackValue);
 
     /// <summary>Redis's choice in rdbSaveKeyValuePair: the idle time under an LRU policy, the counter under an LFU one.</summary>
     public static RdbKeyHint HintFor(EvictionPolicy policy)

@@ -2,6 +2,7 @@ using System.Buffers.Binary;
 using Diagnostics.Server.DataTypes;
 using Diagnostics.Server.DataTypes.Packed;
 using Diagnostics.Server.DataTypes.Streams;
+using Diagnostics.Server.Engine;
 using Diagnostics.Server.Protocol;
 
 namespace Diagnostics.Server.Persistence;
@@ -34,47 +35,11 @@ public sealed unsafe partial class RdbWriter
 
     // ---- sets ---------------------------------------------------------------------------------------
 
-    /// <summary>
-    /// An intset: element width (2, 4 or 8, the narrowest that holds every member), count, then the
-    /// members sorted, little-endian. The members are parsed and sorted in the buffer past the blob.
-    /// </summary>
-    private void WriteIntset(FieldTable* set)
+    private void WritePlainSet(Entry* set)
     {
-        int count = (int)set->Count;
-        int start = StageStart;
-        long sortAt = start + 8 + 8L * count;
-        EnsureAt(start, 8 + 16L * count);
-        var members = new Span<long>(_data + sortAt, count);
-        int n = 0;
-        foreach (FieldNode* node in *set)
-        {
-            NumberFormat.TryParseInt64(FieldNode.FieldOf(node), out long member);
-            members[n++] = member;
-        }
-        members.Sort();
-        long min = members[0], max = members[^1];
-        int width = min < int.MinValue || max > int.MaxValue ? 8 : min < short.MinValue || max > short.MaxValue ? 4 : 2;
-        var blob = new Span<byte>(_data + start, 8 + width * count);
-        BinaryPrimitives.WriteUInt32LittleEndian(blob, (uint)width);
-        BinaryPrimitives.WriteUInt32LittleEndian(blob[4..], (uint)count);
-        for (int i = 0; i < count; i++)
-        {
-            var at = blob.Slice(8 + i * width, width);
-            if (width == 2)
-                BinaryPrimitives.WriteInt16LittleEndian(at, (short)members[i]);
-            else if (width == 4)
-                BinaryPrimitives.WriteInt32LittleEndian(at, (int)members[i]);
-            else
-                BinaryPrimitives.WriteInt64LittleEndian(at, members[i]);
-        }
-        EndStaged(start, blob.Length);
-    }
-
-    private void WritePlainSet(FieldTable* set)
-    {
-        WriteLength((ulong)set->Count);
-        foreach (FieldNode* node in *set)
-            WriteString(FieldNode.FieldOf(node));
+        WriteLength((ulong)Sets.Count(set));
+        foreach (ReadOnlySpan<byte> member in Sets.Members(set))
+            WriteString(member);
     }
 
     // ---- hashes -------------------------------------------------------------------------------------

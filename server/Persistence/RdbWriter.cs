@@ -2,6 +2,7 @@ using System.Buffers.Binary;
 using System.Buffers.Text;
 using System.Runtime.CompilerServices;
 using Diagnostics.Server.DataTypes;
+using Diagnostics.Server.DataTypes.Packed;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Memory;
 using Diagnostics.Server.Protocol;
@@ -250,7 +251,9 @@ public sealed unsafe partial class RdbWriter : IDisposable
     {
         ValueType.String => TypeString,
         ValueType.List => TypeListQuicklist2,
-        ValueType.Set => CompactEncoding.IsIntset(Values.Set(e), options.SetMaxIntsetEntries) ? TypeSetIntset : TypeSet,
+        // A set is written in the form it has, as Redis writes the encoding it holds; a listpack
+        // set as a plain one, since Redis 7.0 (RDB 10) cannot read RDB_TYPE_SET_LISTPACK.
+        ValueType.Set => e->Form == ValueForm.Intset ? TypeSetIntset : TypeSet,
         ValueType.Hash => CompactEncoding.IsListpackHash(Values.Hash(e), options.HashMaxListpackEntries, options.HashMaxListpackValue)
             ? TypeHashListpack : TypeHash,
         ValueType.SortedSet => e->Form == ValueForm.Listpack ? TypeSortedSetListpack : TypeSortedSet2,
@@ -270,10 +273,10 @@ public sealed unsafe partial class RdbWriter : IDisposable
                 WriteQuicklist(Values.List(e));
                 break;
             case TypeSetIntset:
-                WriteIntset(Values.Set(e));
+                WriteString(NativeIntset.AsSpan(Values.Packed(e)));
                 break;
             case TypeSet:
-                WritePlainSet(Values.Set(e));
+                WritePlainSet(e);
                 break;
             case TypeHashListpack:
                 WriteListpackHash(Values.Hash(e));
