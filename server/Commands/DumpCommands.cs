@@ -129,7 +129,7 @@ public static unsafe class DumpCommands
             c.Error(DumpPayload.WrongVersionOrChecksum);
             return;
         }
-        Entry* e = DumpPayload.Read(payload, key);
+        Entry* e = DumpPayload.Read(payload, key, c.Server.Config);
         if (e == null)
         {
             c.Error(DumpPayload.BadDataFormat);

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Buffers.Text;
 using Diagnostics.Server.DataTypes;
+using Diagnostics.Server.DataTypes.Packed;
 using Diagnostics.Server.Engine;
 
 namespace Diagnostics.Server.Commands;
@@ -13,24 +14,24 @@ internal static unsafe class ElementScan
 {
     public enum Kind { Hash, Set, SortedSet }
 
-    /// <summary>Parses the cursor (argument 2) and options, then scans <paramref name="table"/> (null: a missing key).</summary>
-    public static void Run(ref CommandContext c, FieldTable* table, Kind kind)
+    /// <summary>The cursor (argument 2), then MATCH, COUNT and (HSCAN) NOVALUES in any order; false after replying an error.</summary>
+    private static bool TryOptions(ref CommandContext c, Kind kind, out ulong cursor, out long count, out int patternIndex, out bool noValues)
     {
-        if (!ScanCommands.TryParseCursor(c.Arg(2), out ulong cursor))
+        count = 10;
+        patternIndex = -1;
+        noValues = false;
+        if (!ScanCommands.TryParseCursor(c.Arg(2), out cursor))
         {
             c.Error(ScanCommands.InvalidCursor);
-            return;
+            return false;
         }
-        long count = 10;
-        int patternIndex = -1;
-        bool noValues = false;
         for (int i = 3; i < c.ArgCount; i++)
         {
             bool hasValue = i + 1 < c.ArgCount;
             if (c.ArgIs(i, "count"u8) && hasValue)
             {
                 if (!ScanCommands.TryCount(ref c, i + 1, out count))
-                    return;
+                    return false;
                 i++;
             }
             else if (c.ArgIs(i, "match"u8) && hasValue)
@@ -44,10 +45,50 @@ internal static unsafe class ElementScan
             else
             {
                 c.SyntaxError();
-                return;
+                return false;
             }
         }
+        return true;
+    }
 
+    /// <summary>
+    /// A value held as a listpack of pairs (a small hash): every element in one reply with cursor 0,
+    /// whatever the cursor and COUNT, as Redis's scanGenericCommand does; MATCH filters on the
+    /// field and drops its value with it.
+    /// </summary>
+    public static void RunListpack(ref CommandContext c, byte* lp, Kind kind)
+    {
+        if (!TryOptions(ref c, kind, out _, out _, out int patternIndex, out bool noValues))
+            return;
+        bool filter = patternIndex >= 0;
+        ReadOnlySpan<byte> pattern = filter ? c.Arg(patternIndex) : default;
+        int kept = 0;
+        Span<byte> scratch = stackalloc byte[20];
+        for (int at = NativeListpack.First; !NativeListpack.IsEnd(lp, at); at = NativeListpack.Skip(lp, NativeListpack.Skip(lp, at)))
+            if (!filter || GlobPattern.IsMatch(pattern, NativeListpack.Read(lp, at, out _).AsBytes(scratch)))
+                kept++;
+        var reply = c.Reply;
+        reply.ArrayHeader(2);
+        reply.Bulk("0"u8);
+        reply.ArrayHeader(noValues ? kept : kept * 2L);
+        Span<byte> valueScratch = stackalloc byte[20];
+        for (int at = NativeListpack.First; !NativeListpack.IsEnd(lp, at);)
+        {
+            ReadOnlySpan<byte> field = NativeListpack.Read(lp, at, out int valueAt).AsBytes(scratch);
+            var value = NativeListpack.Read(lp, valueAt, out at);
+            if (filter && !GlobPattern.IsMatch(pattern, field))
+                continue;
+            reply.Bulk(field);
+            if (!noValues)
+                reply.Bulk(value.AsBytes(valueScratch));
+        }
+    }
+
+    /// <summary>Parses the cursor (argument 2) and options, then scans <paramref name="table"/> (null: a missing key).</summary>
+    public static void Run(ref CommandContext c, FieldTable* table, Kind kind)
+    {
+        if (!TryOptions(ref c, kind, out ulong cursor, out long count, out int patternIndex, out bool noValues))
+            return;
         var collector = new Collector(ArrayPool<nint>.Shared.Rent(64));
         try
         {

@@ -22,17 +22,6 @@ public static unsafe class CompactEncoding
         return true;
     }
 
-    /// <summary>A listpack hash: at most hash-max-listpack-entries fields, none of them nor their values longer than hash-max-listpack-value.</summary>
-    public static bool IsListpackHash(FieldTable* hash, long maxEntries, long maxValue)
-    {
-        if (hash->Count > maxEntries)
-            return false;
-        foreach (FieldNode* node in *hash)
-            if (node->FieldLength > maxValue || node->ValueLength > maxValue)
-                return false;
-        return true;
-    }
-
     /// <summary>A listpack sorted set: at most zset-max-listpack-entries members, none longer than zset-max-listpack-value.</summary>
     public static bool IsListpackSortedSet(SortedSetValue* set, long maxEntries, long maxValue)
     {

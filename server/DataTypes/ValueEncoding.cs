@@ -73,6 +73,9 @@ public static unsafe class ValueEncoding
             }
             case ValueType.Stream:
                 return StreamSerializedLength(Values.Stream(e));
+            case ValueType.Hash when e->Form == ValueForm.Listpack:
+                // Written as the block itself, one RDB string.
+                return Prefixed(NativeListpack.Bytes(Values.Packed(e)));
             default:
             {
                 FieldTable* table = Values.Hash(e);

@@ -30,7 +30,7 @@ public static class AofLoader
         long doneBytes = 0;
         long lastReport = 0;
         using var replayer = new CommandReplayer(server, keyspace);
-        var rdb = new RdbLoadVisitor(keyspace);
+        var rdb = new RdbLoadVisitor(keyspace, server.Config);
         for (int i = 0; i < files.Count; i++)
         {
             var info = files[i];

@@ -39,12 +39,12 @@ internal static unsafe class DumpPayload
 
     /// <summary>
     /// A detached entry named <paramref name="key"/> holding the value of a verified payload, without
-    /// expiry, in tracked memory; null when the value is corrupt or of a type this server lacks.
+    /// expiry, in tracked memory, in the form the *-max-* limits of <paramref name="config"/> choose; null when the value is corrupt or of a type this server lacks.
     /// Bytes between the value and the trailer are ignored, as Redis ignores them.
     /// </summary>
-    public static Entry* Read(ReadOnlySpan<byte> payload, ReadOnlySpan<byte> key)
+    public static Entry* Read(ReadOnlySpan<byte> payload, ReadOnlySpan<byte> key, Configuration.ServerConfig config)
     {
-        var visitor = new ValueVisitor();
+        var visitor = new ValueVisitor(config);
         try
         {
             fixed (byte* bytes = payload)
@@ -66,8 +66,8 @@ internal static unsafe class DumpPayload
     }
 
     /// <summary>Builds the one value a payload holds.</summary>
-    private sealed class ValueVisitor()
-        : RdbBuildingVisitor(new RdbEntryBuilder(strict: true, problem => new InvalidDataException(problem)))
+    private sealed class ValueVisitor(Configuration.ServerConfig config)
+        : RdbBuildingVisitor(new RdbEntryBuilder(strict: true, problem => new InvalidDataException(problem), config))
     {
         private Entry* _built;
 

@@ -24,6 +24,13 @@ public interface IRdbVisitor
     /// </summary>
     void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs, long sizeHint);
 
+    /// <summary>
+    /// The collection begun last arrives as one listpack blob (RDB types 16, 17, 20), reported right
+    /// after <see cref="BeginCollection"/>; its elements follow as usual. Redis 7.0 keeps such a
+    /// blob as it is when loading, where it checks the element lengths of the other encodings.
+    /// </summary>
+    void FromListpack() { }
+
     void ListElement(ReadOnlySpan<byte> element);
     void SetMember(ReadOnlySpan<byte> member);
     void HashField(ReadOnlySpan<byte> field, ReadOnlySpan<byte> value);

@@ -22,8 +22,9 @@ internal abstract unsafe class RdbBuildingVisitor(RdbEntryBuilder builder) : IRd
     public virtual void FunctionLibrary(ReadOnlySpan<byte> code) { }
 
     public void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs, long sizeHint)
-        => builder.BeginCollection(kind, key, expireAtUnixMs);
+        => builder.BeginCollection(kind, key, expireAtUnixMs, sizeHint);
 
+    public void FromListpack() => builder.FromListpack();
     public void ListElement(ReadOnlySpan<byte> element) => builder.ListElement(element);
     public void SetMember(ReadOnlySpan<byte> member) => builder.SetMember(member);
     public void HashField(ReadOnlySpan<byte> field, ReadOnlySpan<byte> value) => builder.HashField(field, value);

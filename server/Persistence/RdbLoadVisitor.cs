@@ -7,8 +7,8 @@ namespace Diagnostics.Server.Persistence;
 // Collections and streams are built detached, put in the keyspace once complete. A member or
 // field twice in one value is corrupt input for Redis (it refuses the file); here the later one
 // wins, as the AOF commands replaying the same data would have it.
-internal sealed unsafe class RdbLoadVisitor(Keyspace keyspace)
-    : RdbBuildingVisitor(new RdbEntryBuilder(strict: false, problem => new AofFormatException(problem)))
+internal sealed unsafe class RdbLoadVisitor(Keyspace keyspace, Configuration.ServerConfig config)
+    : RdbBuildingVisitor(new RdbEntryBuilder(strict: false, problem => new AofFormatException(problem), config))
 {
     private int _database;
 

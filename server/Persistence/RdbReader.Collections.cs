@@ -126,6 +126,8 @@ public sealed partial class RdbReader
                         _ => (PackedFormat.Listpack, RdbCollection.Set),
                     };
                     visitor.BeginCollection(kind, _key.Span, expireAtUnixMs, 0);
+                    if (format == PackedFormat.Listpack)
+                        visitor.FromListpack();
                     Unpack(format, kind, visitor, at);
                     break;
                 }

@@ -13,23 +13,19 @@ public readonly record struct RdbWriteOptions(
     bool Compression,
     bool Checksum,
     RdbKeyHint KeyHint,
-    long HashMaxListpackEntries,
-    long HashMaxListpackValue,
     long ZsetMaxListpackEntries,
     long ZsetMaxListpackValue,
     long SetMaxIntsetEntries,
     int ListMaxListpackSize)
 {
-    /// <summary>Redis 7.0's defaults: compression and checksum on, no hint, 128/64, 128/64, 512, -2 (8 KB list nodes).</summary>
-    public static RdbWriteOptions Default => new(true, true, RdbKeyHint.None, 128, 64, 128, 64, 512, -2);
+    /// <summary>Redis 7.0's defaults: compression and checksum on, no hint, 128/64, 512, -2 (8 KB list nodes).</summary>
+    public static RdbWriteOptions Default => new(true, true, RdbKeyHint.None, 128, 64, 512, -2);
 
     /// <summary>The options the server's settings give now (rdbcompression, rdbchecksum, maxmemory-policy, the *-max-* limits).</summary>
     public static RdbWriteOptions From(ServerConfig config) => new(
         config.RdbCompression,
         config.RdbChecksum,
         HintFor(config.MaxMemoryPolicy),
-        config.HashMaxListpackEntries,
-        config.HashMaxListpackValue,
         config.ZsetMaxListpackEntries,
         config.ZsetMaxListpackValue,
         config.SetMaxIntsetEntries,

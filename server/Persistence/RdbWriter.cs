@@ -2,6 +2,7 @@ using System.Buffers.Binary;
 using System.Buffers.Text;
 using System.Runtime.CompilerServices;
 using Diagnostics.Server.DataTypes;
+using Diagnostics.Server.DataTypes.Packed;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Memory;
 using Diagnostics.Server.Protocol;
@@ -251,8 +252,7 @@ public sealed unsafe partial class RdbWriter : IDisposable
         ValueType.String => TypeString,
         ValueType.List => TypeListQuicklist2,
         ValueType.Set => CompactEncoding.IsIntset(Values.Set(e), options.SetMaxIntsetEntries) ? TypeSetIntset : TypeSet,
-        ValueType.Hash => CompactEncoding.IsListpackHash(Values.Hash(e), options.HashMaxListpackEntries, options.HashMaxListpackValue)
-            ? TypeHashListpack : TypeHash,
+        ValueType.Hash => e->Form == ValueForm.Listpack ? TypeHashListpack : TypeHash,
         ValueType.SortedSet => CompactEncoding.IsListpackSortedSet(Values.SortedSet(e), options.ZsetMaxListpackEntries, options.ZsetMaxListpackValue)
             ? TypeSortedSetListpack : TypeSortedSet2,
         ValueType.Stream => TypeStreamListpacks2,
@@ -277,7 +277,8 @@ public sealed unsafe partial class RdbWriter : IDisposable
                 WritePlainSet(Values.Set(e));
                 break;
             case TypeHashListpack:
-                WriteListpackHash(Values.Hash(e));
+                // The block as it is, as Redis writes the listpack it holds.
+                WriteString(NativeListpack.AsSpan(Values.Packed(e)));
                 break;
             case TypeHash:
                 WritePlainHash(Values.Hash(e));

@@ -27,7 +27,7 @@ internal sealed class FullSyncLoader(DataServer server, MasterLink link, RdbTran
         var previous = shards[0].Effects;
         foreach (var shard in shards)
             shard.Effects = null;
-        var visitor = new RdbLoadVisitor(keyspace);
+        var visitor = new RdbLoadVisitor(keyspace, server.Config);
         try
         {
             log.LogInformation("MASTER <-> REPLICA sync: Flushing old data");

@@ -8,7 +8,7 @@ public static class RdbFileLoader
     /// <summary>Returns the keys loaded and the expired keys dropped; throws <see cref="RdbFormatException"/> or <see cref="AofFormatException"/> for a file that cannot be loaded.</summary>
     public static (long Loaded, long Expired) Load(DataServer server, string path, bool dropExpired = true)
     {
-        var visitor = new RdbLoadVisitor(server.Keyspace) { DropExpiredBefore = dropExpired ? DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() : 0 };
+        var visitor = new RdbLoadVisitor(server.Keyspace, server.Config) { DropExpiredBefore = dropExpired ? DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() : 0 };
         using var file = DiskFile.OpenRead(path);
         using var stream = new DiskFileStream(file, DiskIoPurpose.LoadRead);
         try

@@ -14,6 +14,9 @@ namespace Diagnostics.Fuzz.Targets;
 /// </summary>
 public sealed unsafe class RestorePayloadTarget : IFuzzTarget
 {
+    /// <summary>The default limits (Redis's), which decide the form a loaded value takes.</summary>
+    private static readonly Diagnostics.Server.Configuration.ServerConfig s_config = new();
+
     public string Name => "restore";
 
     public void Run(ReadOnlySpan<byte> input)
@@ -30,7 +33,7 @@ public sealed unsafe class RestorePayloadTarget : IFuzzTarget
     {
         if (!DumpPayload.Verify(payload))
             return;
-        Entry* e = DumpPayload.Read(payload, "fuzz"u8);
+        Entry* e = DumpPayload.Read(payload, "fuzz"u8, s_config);
         if (e == null)
             return;
         try

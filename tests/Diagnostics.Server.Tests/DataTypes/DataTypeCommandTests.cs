@@ -162,7 +162,7 @@ public sealed class DataTypeCommandTests(SharedServer shared) : IClassFixture<Sh
     }
 
     [Theory]
-    [InlineData("hash", "hash", "hashtable")]
+    [InlineData("hash", "hash", "listpack")]
     [InlineData("list", "list", "quicklist")]
     [InlineData("set", "set", "hashtable")]
     [InlineData("zset", "zset", "skiplist")]
