@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Buffers.Text;
 using Diagnostics.Server.DataTypes;
+using Diagnostics.Server.DataTypes.Packed;
 using Diagnostics.Server.Engine;
 
 namespace Diagnostics.Server.Commands;
@@ -12,6 +13,39 @@ namespace Diagnostics.Server.Commands;
 internal static unsafe class ElementScan
 {
     public enum Kind { Hash, Set, SortedSet }
+
+    /// <summary>
+    /// A value held as a listpack of pairs (a small hash): every element in one reply with cursor 0,
+    /// whatever the cursor and COUNT, as Redis's scanGenericCommand does; MATCH filters on the
+    /// field and drops its value with it.
+    /// </summary>
+    public static void RunListpack(ref CommandContext c, byte* lp, Kind kind)
+    {
+        if (!TryOptions(ref c, kind, out _, out _, out int patternIndex, out bool noValues))
+            return;
+        bool filter = patternIndex >= 0;
+        ReadOnlySpan<byte> pattern = filter ? c.Arg(patternIndex) : default;
+        int kept = 0;
+        Span<byte> scratch = stackalloc byte[20];
+        for (int at = NativeListpack.First; !NativeListpack.IsEnd(lp, at); at = NativeListpack.Skip(lp, NativeListpack.Skip(lp, at)))
+            if (!filter || GlobPattern.IsMatch(pattern, NativeListpack.Read(lp, at, out _).AsBytes(scratch)))
+                kept++;
+        var reply = c.Reply;
+        reply.ArrayHeader(2);
+        reply.Bulk("0"u8);
+        reply.ArrayHeader(noValues ? kept : kept * 2L);
+        Span<byte> valueScratch = stackalloc byte[20];
+        for (int at = NativeListpack.First; !NativeListpack.IsEnd(lp, at);)
+        {
+            ReadOnlySpan<byte> field = NativeListpack.Read(lp, at, out int valueAt).AsBytes(scratch);
+            var value = NativeListpack.Read(lp, valueAt, out at);
+            if (filter && !GlobPattern.IsMatch(pattern, field))
+                continue;
+            reply.Bulk(field);
+            if (!noValues)
+                reply.Bulk(value.AsBytes(valueScratch));
+        }
+    }
 
     /// <summary>
     /// Parses the cursor (argument 2) and options, then scans <paramref name="table"/> (null: a

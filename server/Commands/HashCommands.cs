@@ -5,7 +5,7 @@ using static Diagnostics.Server.Commands.CommandFlags;
 
 namespace Diagnostics.Server.Commands;
 
-/// <summary>Hash commands: field-value pairs in a <see cref="FieldTable"/>.</summary>
+/// <summary>Hash commands: field-value pairs in a listpack or a <see cref="FieldTable"/>, through <see cref="Hashes"/>.</summary>
 public static unsafe class HashCommands
 {
     private const string HashValueNotInteger = "ERR hash value is not an integer";
@@ -78,12 +78,28 @@ public static unsafe class HashCommands
         return false;
     }
 
+    /// <summary>Redis's hashTypeTryConversion over arguments <paramref name="first"/> to <paramref name="last"/>: a listpack too small for them becomes a table before any is written.</summary>
+    private static void PrepareWrite(ref CommandContext c, Entry* e, int first, int last, in HashLimits limits)
+    {
+        if (!Hashes.IsListpack(e))
+            return;
+        long longest = 0, total = 0;
+        for (int i = first; i <= last; i++)
+        {
+            int length = c.Arg(i).Length;
+            longest = Math.Max(longest, length);
+            total += length;
+        }
+        Hashes.PrepareWrite(e, longest, total, limits);
+    }
+
     private static int SetPairs(ref CommandContext c, Entry* e)
     {
-        FieldTable* hash = Values.Hash(e);
+        var limits = HashLimits.Of(c.Server.Config);
+        PrepareWrite(ref c, e, 2, c.ArgCount - 1, limits);
         int added = 0;
         for (int i = 2; i < c.ArgCount; i += 2)
-            if (hash->Set(c.Arg(i), c.Arg(i + 1)))
+            if (Hashes.Set(e, c.Arg(i), c.Arg(i + 1), limits))
                 added++;
         return added;
     }
@@ -113,16 +129,17 @@ public static unsafe class HashCommands
         Entry* e = TypedKeys.WriteOrCreate(ref c, c.Arg(1), Engine.ValueType.Hash);
         if (e == null)
             return;
-        FieldTable* hash = Values.Hash(e);
         ReadOnlySpan<byte> field = c.Arg(2);
-        uint fieldHash = FieldTable.HashOf(field);
-        if (hash->Find(field, fieldHash) != null)
+        if (Hashes.Exists(e, field))
         {
             c.LogNothing();
             c.Reply.Integer(0);
             return;
         }
-        c.Arg(3).CopyTo(FieldNode.ValueOf(hash->Add(field, fieldHash, c.Arg(3).Length)));
+        // As Redis: the lengths are checked only once the field is known to be new.
+        var limits = HashLimits.Of(c.Server.Config);
+        PrepareWrite(ref c, e, 2, 3, limits);
+        Hashes.Set(e, field, c.Arg(3), limits);
         c.Reply.Integer(1);
     }
 
@@ -137,11 +154,11 @@ public static unsafe class HashCommands
     /// <summary>The field's value, or null when the hash (null: missing) lacks it.</summary>
     private static void ReplyValue(ref CommandContext c, Entry* e, ReadOnlySpan<byte> field)
     {
-        FieldNode* node = e == null ? null : Values.Hash(e)->Find(field);
-        if (node == null)
-            c.Reply.Null();
+        Span<byte> scratch = stackalloc byte[20];
+        if (e != null && Hashes.TryGet(e, field, scratch, out ReadOnlySpan<byte> value))
+            c.Reply.Bulk(value);
         else
-            c.Reply.Bulk(FieldNode.ValueOf(node));
+            c.Reply.Null();
     }
 
     private static void HMGet(ref CommandContext c)
@@ -162,9 +179,8 @@ public static unsafe class HashCommands
         int removed = 0;
         if (e != null)
         {
-            FieldTable* hash = Values.Hash(e);
-            for (int i = 2; i < c.ArgCount && hash->Count > 0; i++)
-                if (hash->Remove(c.Arg(i)))
+            for (int i = 2; i < c.ArgCount && Hashes.Count(e) > 0; i++)
+                if (Hashes.Delete(e, c.Arg(i)))
                     removed++;
             TypedKeys.DeleteIfEmpty(ref c, c.Arg(1), e);
         }
@@ -177,14 +193,14 @@ public static unsafe class HashCommands
     {
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.Hash, out bool failed);
         if (!failed)
-            c.Reply.Integer(e != null && Values.Hash(e)->Find(c.Arg(2)) != null ? 1 : 0);
+            c.Reply.Integer(e != null && Hashes.Exists(e, c.Arg(2)) ? 1 : 0);
     }
 
     private static void HLen(ref CommandContext c)
     {
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.Hash, out bool failed);
         if (!failed)
-            c.Reply.Integer(e == null ? 0 : Values.Hash(e)->Count);
+            c.Reply.Integer(e == null ? 0 : Hashes.Count(e));
     }
 
     private static void HStrLen(ref CommandContext c)
@@ -192,8 +208,8 @@ public static unsafe class HashCommands
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.Hash, out bool failed);
         if (failed)
             return;
-        FieldNode* node = e == null ? null : Values.Hash(e)->Find(c.Arg(2));
-        c.Reply.Integer(node == null ? 0 : node->ValueLength);
+        long length = e == null ? -1 : Hashes.ValueLength(e, c.Arg(2));
+        c.Reply.Integer(Math.Max(length, 0));
     }
 
     [Flags]
@@ -203,24 +219,26 @@ public static unsafe class HashCommands
     private static void HVals(ref CommandContext c) => ReplyAll(ref c, Parts.Values);
     private static void HGetAll(ref CommandContext c) => ReplyAll(ref c, Parts.Both);
 
+    /// <summary>HKEYS, HVALS, HGETALL: a listpack hash in insertion order, as Redis replies it.</summary>
     private static void ReplyAll(ref CommandContext c, Parts parts)
     {
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.Hash, out bool failed);
         if (failed)
             return;
-        long count = e == null ? 0 : Values.Hash(e)->Count;
+        long count = e == null ? 0 : Hashes.Count(e);
         if (parts == Parts.Both)
             c.Reply.MapHeader(count);
         else
             c.Reply.ArrayHeader(count);
         if (e == null)
             return;
-        foreach (FieldNode* node in *Values.Hash(e))
+        var pairs = Hashes.Pairs(e);
+        while (pairs.MoveNext())
         {
             if ((parts & Parts.Fields) != 0)
-                c.Reply.Bulk(FieldNode.FieldOf(node));
+                c.Reply.Bulk(pairs.Field);
             if ((parts & Parts.Values) != 0)
-                c.Reply.Bulk(FieldNode.ValueOf(node));
+                c.Reply.Bulk(pairs.Value);
         }
     }
 
@@ -231,10 +249,9 @@ public static unsafe class HashCommands
         Entry* e = TypedKeys.WriteOrCreate(ref c, c.Arg(1), Engine.ValueType.Hash);
         if (e == null)
             return;
-        FieldTable* hash = Values.Hash(e);
-        FieldNode* node = hash->Find(c.Arg(2));
+        Span<byte> scratch = stackalloc byte[20];
         long value = 0;
-        if (node != null && !NumberFormat.TryParseInt64(FieldNode.ValueOf(node), out value))
+        if (Hashes.TryGet(e, c.Arg(2), scratch, out ReadOnlySpan<byte> current) && !NumberFormat.TryParseInt64(current, out value))
         {
             c.Error(HashValueNotInteger);
             return;
@@ -248,7 +265,7 @@ public static unsafe class HashCommands
         value += increment;
         Span<byte> digits = stackalloc byte[24];
         System.Buffers.Text.Utf8Formatter.TryFormat(value, digits, out int length);
-        hash->Set(c.Arg(2), digits[..length]);
+        Hashes.Set(e, c.Arg(2), digits[..length], HashLimits.Of(c.Server.Config));
         c.Reply.Integer(value);
     }
 
@@ -262,10 +279,9 @@ public static unsafe class HashCommands
         Entry* e = TypedKeys.WriteOrCreate(ref c, c.Arg(1), Engine.ValueType.Hash);
         if (e == null)
             return;
-        FieldTable* hash = Values.Hash(e);
-        FieldNode* node = hash->Find(c.Arg(2));
+        Span<byte> scratch = stackalloc byte[20];
         LongDouble value = LongDouble.Zero;
-        if (node != null && !LongDouble.TryParse(FieldNode.ValueOf(node), out value))
+        if (Hashes.TryGet(e, c.Arg(2), scratch, out ReadOnlySpan<byte> current) && !LongDouble.TryParse(current, out value))
         {
             c.Error(HashValueNotFloat);
             return;
@@ -278,7 +294,7 @@ public static unsafe class HashCommands
             return;
         }
         byte[] text = sum.ToHumanFriendlyText();
-        hash->Set(c.Arg(2), text);
+        Hashes.Set(e, c.Arg(2), text, HashLimits.Of(c.Server.Config));
         c.Reply.Bulk(text);
         // Logged as the result, as Redis does: replaying the addition could round differently.
         if (c.LogAs(4) is { } log)
@@ -302,6 +318,12 @@ public static unsafe class HashCommands
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.Hash, out bool failed);
         if (failed)
             return;
+        var shape = withValues ? RandomFields.Shape.FieldAndValue : RandomFields.Shape.Field;
+        if (e != null && Hashes.IsListpack(e))
+        {
+            RandomFields.ReplyListpackPairs(ref c, Values.Packed(e), hasCount, count, shape);
+            return;
+        }
         if (!hasCount)
         {
             FieldNode* node = e == null ? null : Values.Hash(e)->Random(Random.Shared);
@@ -311,13 +333,17 @@ public static unsafe class HashCommands
                 c.Reply.Bulk(FieldNode.FieldOf(node));
             return;
         }
-        RandomFields.Reply(ref c, e == null ? null : Values.Hash(e), count, withValues ? RandomFields.Shape.FieldAndValue : RandomFields.Shape.Field);
+        RandomFields.Reply(ref c, e == null ? null : Values.Hash(e), count, shape);
     }
 
     private static void HScan(ref CommandContext c)
     {
         Entry* e = TypedKeys.Read(ref c, c.Arg(1), Engine.ValueType.Hash, out bool failed);
-        if (!failed)
+        if (failed)
+            return;
+        if (e != null && Hashes.IsListpack(e))
+            ElementScan.RunListpack(ref c, Values.Packed(e), ElementScan.Kind.Hash);
+        else
             ElementScan.Run(ref c, e == null ? null : Values.Hash(e), ElementScan.Kind.Hash);
     }
 }

@@ -108,6 +108,60 @@ internal static unsafe class RandomFields
         }
     }
 
+    /// <summary>
+    /// HRANDFIELD on a hash held as a listpack of pairs, as Redis 7.0 answers it: without a count
+    /// one random field; a negative count (or 1) that many random picks; a count at or past the
+    /// size every pair in order; a smaller count a random choice of distinct pairs in listpack order
+    /// (lpRandomPairsUnique's selection sampling, which makes no copies).
+    /// </summary>
+    public static void ReplyListpackPairs(ref CommandContext c, byte* lp, bool counted, long count, Shape shape)
+    {
+        var reply = c.Reply;
+        var random = Random.Shared;
+        long size = DataTypes.Packed.NativeListpack.Count(lp) / 2;
+        if (!counted)
+        {
+            WritePair(reply, lp, Hashes.PairAt(lp, random.NextInt64(size)), Shape.Field);
+            return;
+        }
+        if (count == 0)
+        {
+            reply.ArrayHeader(0);
+            return;
+        }
+        if (count < 0 || count == 1)
+        {
+            long picks = Math.Abs(count);
+            Header(reply, picks, shape);
+            for (long i = 0; i < picks; i++)
+                WritePair(reply, lp, Hashes.PairAt(lp, random.NextInt64(size)), shape);
+            return;
+        }
+        long wanted = Math.Min(count, size);
+        Header(reply, wanted, shape);
+        int at = DataTypes.Packed.NativeListpack.First;
+        for (long seen = 0; wanted > 0; seen++)
+        {
+            // Take this pair with probability wanted / (pairs left): exactly `wanted` are taken, each equally likely.
+            if (random.NextInt64(size - seen) < wanted)
+            {
+                WritePair(reply, lp, at, shape);
+                wanted--;
+            }
+            at = DataTypes.Packed.NativeListpack.Skip(lp, DataTypes.Packed.NativeListpack.Skip(lp, at));
+        }
+    }
+
+    private static void WritePair(Protocol.RespWriter reply, byte* lp, int at, Shape shape)
+    {
+        Span<byte> scratch = stackalloc byte[20];
+        if (shape != Shape.Field && reply.Protocol == 3)
+            reply.ArrayHeader(2);
+        reply.Bulk(DataTypes.Packed.NativeListpack.Read(lp, at, out int next).AsBytes(scratch));
+        if (shape != Shape.Field)
+            reply.Bulk(DataTypes.Packed.NativeListpack.Read(lp, next, out _).AsBytes(scratch));
+    }
+
     private static void Header(Protocol.RespWriter reply, long count, Shape shape)
     {
         // RESP2 flattens pairs; RESP3 nests each pair in an array of two.

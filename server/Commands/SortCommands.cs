@@ -540,10 +540,7 @@ public static unsafe class SortCommands
         }
         if (e->Type != Engine.ValueType.Hash)
             return false;
-        FieldNode* node = Values.Hash(e)->Find(field);
-        if (node == null)
-            return false;
-        value = FieldNode.ValueOf(node);
-        return true;
+        // The key is read: its buffer (at least 256 bytes) takes a listpack integer's text.
+        return Hashes.TryGet(e, field, buffer, out value);
     }
 }

@@ -78,6 +78,9 @@ public static unsafe class ValueEncoding
             }
             case ValueType.Stream:
                 return StreamSerializedLength(Values.Stream(e));
+            case ValueType.Hash when e->Form == ValueForm.Listpack:
+                // Written as the block itself, one RDB string.
+                return Prefixed(NativeListpack.Bytes(Values.Packed(e)));
             case ValueType.Set:
                 return SetSerializedLength(e);
             default:

@@ -12,6 +12,7 @@ namespace Diagnostics.Server.DataTypes;
 /// </summary>
 public static unsafe class Values
 {
+    /// <summary>The table of a hash held as one (<see cref="ValueForm.Structure"/>); <see cref="Hashes"/> works on either form.</summary>
     public static FieldTable* Hash(Entry* e) => *(FieldTable**)Entry.ValuePointer(e);
     public static FieldTable* Set(Entry* e) => *(FieldTable**)Entry.ValuePointer(e);
     public static ListValue* List(Entry* e) => *(ListValue**)Entry.ValuePointer(e);
@@ -31,9 +32,16 @@ public static unsafe class Values
     /// <summary>A detached entry for <paramref name="key"/> holding a new, empty value of <paramref name="type"/>.</summary>
     public static Entry* NewEntry(ReadOnlySpan<byte> key, uint hash, ValueType type)
     {
+        if (type == ValueType.Hash)
+        {
+            // A hash starts as a listpack, as Redis's createHashObject.
+            Entry* hashEntry = NewEntry(key, hash, type, Hashes.NewListpack());
+            hashEntry->Form = ValueForm.Listpack;
+            return hashEntry;
+        }
         void* structure = type switch
         {
-            ValueType.Hash or ValueType.Set => FieldTable.Create(),
+            ValueType.Set => FieldTable.Create(),
             ValueType.List => ListValue.Create(),
             ValueType.SortedSet => SortedSetValue.Create(),
             ValueType.Stream => Streams.StreamValue.Create(),

@@ -90,7 +90,7 @@ public static unsafe class DatasetDigest
                 SortedSet(SortedSetView.Of(e), digest);
                 break;
             case ValueType.Hash:
-                Hash(Values.Hash(e), digest);
+                Hash(e, digest);
                 break;
             case ValueType.Stream:
                 Stream(Values.Stream(e), digest);
@@ -116,14 +116,15 @@ public static unsafe class DatasetDigest
     }
 
     /// <summary>Each field then its value mixed into a per-field digest, xored in.</summary>
-    private static void Hash(FieldTable* table, Span<byte> digest)
+    private static void Hash(Entry* e, Span<byte> digest)
     {
         Span<byte> element = stackalloc byte[Size];
-        foreach (FieldNode* node in *table)
+        var pairs = Hashes.Pairs(e);
+        while (pairs.MoveNext())
         {
             element.Clear();
-            Mix(element, FieldNode.FieldOf(node));
-            Mix(element, FieldNode.ValueOf(node));
+            Mix(element, pairs.Field);
+            Mix(element, pairs.Value);
             Xor(digest, element);
         }
     }

@@ -30,6 +30,13 @@ public interface IRdbVisitor
     /// </summary>
     void CollectionEncoding(byte rdbType) { }
 
+    /// <summary>
+    /// The collection begun last arrives as one listpack blob (RDB types 16, 17, 20), reported right
+    /// after <see cref="BeginCollection"/>; its elements follow as usual. Redis 7.0 keeps such a
+    /// blob as it is when loading, where it checks the element lengths of the other encodings.
+    /// </summary>
+    void FromListpack() { }
+
     void ListElement(ReadOnlySpan<byte> element);
 
     /// <summary>

@@ -115,14 +115,17 @@ public static unsafe class KeyspaceDumper
                     }
                     break;
                 case Engine.ValueType.Hash:
-                    foreach (FieldNode* node in *Values.Hash(e))
+                {
+                    var pairs = Hashes.Pairs(e);
+                    while (pairs.MoveNext())
                     {
                         Begin("HMSET"u8, key, ref inCommand, ref remaining, 2);
-                        output.Argument(FieldNode.FieldOf(node));
-                        output.Argument(FieldNode.ValueOf(node));
+                        output.Argument(pairs.Field);
+                        output.Argument(pairs.Value);
                         End(ref inCommand);
                     }
                     break;
+                }
                 case Engine.ValueType.SortedSet:
                 {
                     Span<byte> score = stackalloc byte[40];

@@ -26,6 +26,7 @@ internal abstract unsafe class RdbBuildingVisitor(RdbEntryBuilder builder) : IRd
     public void BeginCollection(RdbCollection kind, ReadOnlySpan<byte> key, long expireAtUnixMs, long sizeHint)
         => builder.BeginCollection(kind, key, expireAtUnixMs, sizeHint);
 
+    public void FromListpack() => builder.FromListpack();
     public void ListElement(ReadOnlySpan<byte> element) => builder.ListElement(element);
     public void ListNode(ReadOnlySpan<byte> listpack) => builder.ListNode(listpack);
     public void ListPlainNode(ReadOnlySpan<byte> element) => builder.ListPlainNode(element);

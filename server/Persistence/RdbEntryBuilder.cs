@@ -4,6 +4,7 @@ using Diagnostics.Server.DataTypes;
 using Diagnostics.Server.DataTypes.Packed;
 using Diagnostics.Server.DataTypes.Streams;
 using Diagnostics.Server.Engine;
+using Diagnostics.Server.Memory;
 using ValueType = Diagnostics.Server.Engine.ValueType;
 
 namespace Diagnostics.Server.Persistence;
@@ -22,6 +23,8 @@ namespace Diagnostics.Server.Persistence;
 internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception> corrupt, ServerConfig config)
 {
     private const byte RdbTypeSetListpack = 20;
+    /// <summary>Pairs from which a listpack hash being built gets <see cref="_hashFields"/> to find repeats, rather than a linear search.</summary>
+    private const int LinearSearchPairs = 16;
 
     private Entry* _building;
     /// <summary>The value came as a packed blob (listpack, ziplist, intset, zipmap) rather than element by element.</summary>
@@ -30,6 +33,9 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
     private byte _encoding;
     private readonly SetLimits _setLimits = SetLimits.From(config);
     private long _expireAt;
+    private HashLimits _hashLimits;
+    private bool _checkHashLengths;
+    private FieldTable* _hashFields;
     private ConsumerGroup* _group;
     private StreamConsumer* _consumer;
 
@@ -61,9 +67,20 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
         if (type == ValueType.List)
             Values.List(_building)->Configure(config.ListMaxListpackSize, config.ListCompressDepth);
         _expireAt = expireAtUnixMs;
+        if (type == ValueType.Hash)
+        {
+            _hashLimits = HashLimits.Of(config);
+            _checkHashLengths = true;
+            // Too many fields said up front: a table from the start (rdbLoadObject).
+            if (sizeHint > _hashLimits.MaxEntries)
+                Hashes.ConvertToTable(_building);
+        }
     }
 
     /// <summary>An element of a list stored element by element (RDB types 1 and 10): pushed at the tail, so nodes are cut as RPUSH cuts them.</summary>
+    /// <summary>A listpack blob is kept as a listpack whatever its elements' lengths (Redis 7.0 checks only its field count).</summary>
+    public void FromListpack() => _checkHashLengths = false;
+
     public void ListElement(ReadOnlySpan<byte> element) => Values.List(_building)->PushTail(element);
 
     /// <summary>A quicklist node, kept as the node it was (Redis's quicklistAppendListpack).</summary>
@@ -90,10 +107,71 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
             throw corrupt($"set member '{Printable(member)}' of key '{KeyText}' appears twice");
     }
 
+    /// <summary>
+    /// One field of a hash, which Redis 7.0's rdbLoadObject holds as a listpack (appended in file
+    /// order) until a field or value is too long for one (plain and older packed encodings only)
+    /// or it has more fields than hash-max-listpack-entries; then a table.
+    /// </summary>
     public void HashField(ReadOnlySpan<byte> field, ReadOnlySpan<byte> value)
     {
-        if (!Values.Hash(_building)->Set(field, value) && strict)
-            throw corrupt($"hash field '{Printable(field)}' of key '{KeyText}' appears twice");
+        Entry* e = _building;
+        if (Hashes.IsListpack(e) && _checkHashLengths && (field.Length > _hashLimits.MaxValue || value.Length > _hashLimits.MaxValue))
+            ConvertHashToTable();
+        if (!Hashes.IsListpack(e))
+        {
+            if (!Values.Hash(e)->Set(field, value) && strict)
+                throw corrupt($"hash field '{Printable(field)}' of key '{KeyText}' appears twice");
+            return;
+        }
+        byte* lp = Values.Packed(e);
+        int at = _hashFields == null || _hashFields->Find(field) != null ? NativeListpack.Find(lp, NativeListpack.First, field, 1) : -1;
+        if (at >= 0)
+        {
+            if (strict)
+                throw corrupt($"hash field '{Printable(field)}' of key '{KeyText}' appears twice");
+            Values.Repoint(e, ValueForm.Listpack, NativeListpack.ReplaceString(lp, NativeListpack.Skip(lp, at), value));
+            return;
+        }
+        // Appended with spare room, trimmed once complete: one move per doubling, not per field.
+        lp = NativeListpack.AppendString(NativeListpack.AppendString(lp, field), value);
+        Values.Repoint(e, ValueForm.Listpack, lp);
+        long pairs = NativeListpack.Count(lp) / 2;
+        if (pairs > _hashLimits.MaxEntries)
+        {
+            ConvertHashToTable();
+            return;
+        }
+        if (_hashFields != null)
+            _hashFields->Set(field, []);
+        else if (pairs >= LinearSearchPairs)
+            IndexHashFields(lp);
+    }
+
+    private void IndexHashFields(byte* lp)
+    {
+        _hashFields = FieldTable.Create();
+        Span<byte> scratch = stackalloc byte[20];
+        for (int at = NativeListpack.First; !NativeListpack.IsEnd(lp, at); at = NativeListpack.Skip(lp, NativeListpack.Skip(lp, at)))
+            _hashFields->Set(NativeListpack.Read(lp, at, out _).AsBytes(scratch), []);
+    }
+
+    private void ConvertHashToTable()
+    {
+        TrimHashListpack();
+        Hashes.ConvertToTable(_building);
+    }
+
+    /// <summary>Gives back the spare room of a listpack built by appending, and the repeat index.</summary>
+    private void TrimHashListpack()
+    {
+        if (_hashFields != null)
+            FieldTable.Destroy(_hashFields);
+        _hashFields = null;
+        if (!Hashes.IsListpack(_building))
+            return;
+        byte* lp = Values.Packed(_building);
+        if (TrackedAllocator.UsableSize(lp) > (nuint)NativeListpack.Bytes(lp))
+            Values.Repoint(_building, ValueForm.Listpack, TrackedAllocator.Realloc(lp, (nuint)NativeListpack.Bytes(lp)));
     }
 
     public void SortedSetMember(ReadOnlySpan<byte> member, double score)
@@ -110,6 +188,8 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
     /// <summary>The collection begun last, with its expiry set; null (nothing to add) when it has no element and the builder is not strict.</summary>
     public Entry* EndCollection()
     {
+        if (_building->Type == ValueType.Hash)
+            TrimHashListpack();
         Entry* e = _building;
         _building = null;
         if (Values.Length(e) == 0)
@@ -248,6 +328,9 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
     /// <summary>Frees a value a failed read left half built.</summary>
     public void Abandon()
     {
+        if (_hashFields != null)
+            FieldTable.Destroy(_hashFields);
+        _hashFields = null;
         if (_building != null)
             EntryStore.Free(_building);
         _building = null;

@@ -130,6 +130,8 @@ public sealed partial class RdbReader
                     // An intset states its count in its header (a loader sizes the set by it, as Redis does).
                     long hint = format == PackedFormat.Intset && _value.Span.Length >= 8 ? BinaryPrimitives.ReadUInt32LittleEndian(_value.Span[4..]) : 0;
                     visitor.BeginCollection(kind, _key.Span, expireAtUnixMs, hint);
+                    if (format == PackedFormat.Listpack)
+                        visitor.FromListpack();
                     Unpack(format, kind, visitor, at);
                     break;
                 }

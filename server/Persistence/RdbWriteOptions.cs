@@ -5,32 +5,23 @@ namespace Diagnostics.Server.Persistence;
 
 /// <summary>
 /// What an <see cref="RdbWriter"/> needs from the configuration, read once by whoever starts a
-/// serialization (so a CONFIG SET in the middle of a snapshot cannot mix two encodings in one
-/// file): LZF compression, the per-key access hint, and the limits that decide whether Redis would
-/// hold a value in a compact encoding (listpack), which is the encoding the RDB carries; lists and
-/// sets are written in the form they have.
+/// serialization (so a CONFIG SET in the middle of a snapshot cannot change a file halfway): LZF
+/// compression, the checksum and the per-key access hint. Values are written in the form they are
+/// held in, as Redis writes the encoding it holds, so no *-max-* limit is needed here.
 /// </summary>
 public readonly record struct RdbWriteOptions(
     bool Compression,
     bool Checksum,
-    RdbKeyHint KeyHint,
-    long HashMaxListpackEntries,
-    long HashMaxListpackValue,
-    long ZsetMaxListpackEntries,
-    long ZsetMaxListpackValue)
+    RdbKeyHint KeyHint)
 {
-    /// <summary>Redis 7.0's defaults: compression and checksum on, no hint, 128/64, 128/64 (lists and sets are written as the nodes and forms they hold).</summary>
-    public static RdbWriteOptions Default => new(true, true, RdbKeyHint.None, 128, 64, 128, 64);
+    /// <summary>Redis 7.0's defaults: compression and checksum on, no hint.</summary>
+    public static RdbWriteOptions Default => new(true, true, RdbKeyHint.None);
 
-    /// <summary>The options the server's settings give now (rdbcompression, rdbchecksum, maxmemory-policy, the *-max-* limits).</summary>
+    /// <summary>The options the server's settings give now (rdbcompression, rdbchecksum, maxmemory-policy).</summary>
     public static RdbWriteOptions From(ServerConfig config) => new(
         config.RdbCompression,
         config.RdbChecksum,
-        HintFor(config.MaxMemoryPolicy),
-        config.HashMaxListpackEntries,
-        config.HashMaxListpackValue,
-        config.ZsetMaxListpackEntries,
-        config.ZsetMaxListpackValue);
+        HintFor(config.MaxMemoryPolicy));
 
     /// <summary>Redis's choice in rdbSaveKeyValuePair: the idle time under an LRU policy, the counter under an LFU one.</summary>
     public static RdbKeyHint HintFor(EvictionPolicy policy)

@@ -44,17 +44,6 @@ public sealed unsafe partial class RdbWriter
 
     // ---- hashes -------------------------------------------------------------------------------------
 
-    private void WriteListpackHash(FieldTable* hash)
-    {
-        var lp = BeginListpack();
-        foreach (FieldNode* node in *hash)
-        {
-            AppendToListpack(ref lp, FieldNode.FieldOf(node));
-            AppendToListpack(ref lp, FieldNode.ValueOf(node));
-        }
-        EndListpack(ref lp);
-    }
-
     private void WritePlainHash(FieldTable* hash)
     {
         WriteLength((ulong)hash->Count);

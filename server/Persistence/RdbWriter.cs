@@ -14,10 +14,10 @@ namespace Diagnostics.Server.Persistence;
 /// Writes RDB version 10, byte for byte what Redis 7.0 writes, into a growable buffer of tracked
 /// native memory (charged to the thread that serializes): the header and AUX fields, SELECTDB and
 /// RESIZEDB, each key with its expiry, access hint, type, name and value, and EOF with the CRC-64.
-/// Values take the encoding Redis would hold them in (<see cref="CompactEncoding"/>): strings as
-/// integers or LZF-compressed when that is shorter, lists as quicklist nodes of listpacks split as
-/// Redis splits them, small sets of integers as intsets, small hashes and sorted sets as
-/// listpacks, streams as their nodes and consumer groups (RdbWriter.Collections.cs, .Streams.cs).
+/// Values are written in the form they are held in, as Redis writes the encoding it holds:
+/// strings as integers or LZF-compressed when that is shorter, lists as their quicklist nodes,
+/// intsets and listpacks (small sets, hashes, sorted sets) as their blocks, big ones element by
+/// element, streams as their nodes and consumer groups (RdbWriter.Collections.cs, .Streams.cs).
 /// <para>
 /// One writer may produce a whole file, or each shard may fill its own and a file writer
 /// concatenate them: the RDB is then header + each buffer in turn + EOF. The checksum covers every
@@ -251,11 +251,10 @@ public sealed unsafe partial class RdbWriter : IDisposable
     {
         ValueType.String => TypeString,
         ValueType.List => TypeListQuicklist2,
-        // A set is written in the form it has, as Redis writes the encoding it holds; a listpack
-        // set as a plain one, since Redis 7.0 (RDB 10) cannot read RDB_TYPE_SET_LISTPACK.
+        // Every value is written in the form it has, as Redis writes the encoding it holds; a
+        // listpack set as a plain one, since Redis 7.0 (RDB 10) cannot read RDB_TYPE_SET_LISTPACK.
         ValueType.Set => e->Form == ValueForm.Intset ? TypeSetIntset : TypeSet,
-        ValueType.Hash => CompactEncoding.IsListpackHash(Values.Hash(e), options.HashMaxListpackEntries, options.HashMaxListpackValue)
-            ? TypeHashListpack : TypeHash,
+        ValueType.Hash => e->Form == ValueForm.Listpack ? TypeHashListpack : TypeHash,
         ValueType.SortedSet => e->Form == ValueForm.Listpack ? TypeSortedSetListpack : TypeSortedSet2,
         ValueType.Stream => TypeStreamListpacks2,
         _ => throw new ArgumentOutOfRangeException(nameof(e), e->Type, "no RDB type for this value"),
@@ -279,7 +278,8 @@ public sealed unsafe partial class RdbWriter : IDisposable
                 WritePlainSet(e);
                 break;
             case TypeHashListpack:
-                WriteListpackHash(Values.Hash(e));
+                // The block as it is, as Redis writes the listpack it holds.
+                WriteString(NativeListpack.AsSpan(Values.Packed(e)));
                 break;
             case TypeHash:
                 WritePlainHash(Values.Hash(e));

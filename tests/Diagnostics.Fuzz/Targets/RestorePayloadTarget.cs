@@ -14,6 +14,9 @@ namespace Diagnostics.Fuzz.Targets;
 /// </summary>
 public sealed unsafe class RestorePayloadTarget : IFuzzTarget
 {
+    /// <summary>The default limits (Redis's), which decide the form a loaded value takes.</summary>
+    private static readonly Diagnostics.Server.Configuration.ServerConfig s_config = new();
+
     public string Name => "restore";
 
     /// <summary>Redis's default limits decide the form a loaded value takes.</summary>

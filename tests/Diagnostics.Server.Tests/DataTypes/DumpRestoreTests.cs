@@ -7,8 +7,8 @@ namespace Diagnostics.Server.Tests;
 
 /// <summary>
 /// DUMP and RESTORE against the real redis-server 7.0.15: the payloads are Redis's bytes where
-/// Redis's order is the value's own (strings, integers, lists, intsets, sorted sets, HyperLogLogs,
-/// LZF-compressed values); every type and encoding restores both ways and reads back equal; the
+/// Redis's order is the value's own (strings, integers, lists, intsets, sorted sets, listpack
+/// hashes, HyperLogLogs, LZF-compressed values); every type and encoding restores both ways and reads back equal; the
 /// error replies are Redis's, in RESP2 and RESP3; RESTORE's options, expiry, propagation and
 /// events; and a few hundred corrupted payloads are refused without harm.
 /// </summary>
@@ -96,11 +96,15 @@ public sealed class DumpRestoreTests
         Both("ZADD", "zset:long-member", "1", "m", "2", new string('m', 65));
         keys.AddRange(["zset:small", "zset:large", "zset:long-member"]);
 
-        // A hash of one field (a listpack has no order to differ in), HyperLogLogs sparse and dense.
+        // Listpack hashes (insertion order, kept through updates and deletes), HyperLogLogs sparse and dense.
         Both("HSET", "hash:one", "field", "value");
+        Both("HSET", "hash:small", "f1", "v1", "f2", "2", "f3", "", "-7", "40000");
+        Both("HSET", "hash:small", "f1", "a longer value", "f4", "4");
+        Both("HDEL", "hash:small", "f2");
+        Both(["HSET", "hash:128", .. Enumerate(128, i => $"field:{i}").SelectMany(f => new[] { f, f + "-value" })]);
         Both(["PFADD", "hll:sparse", .. Enumerate(50, i => $"e{i}")]);
         Both(["PFADD", "hll:dense", .. Enumerate(5000, i => $"e{i}")]);
-        keys.AddRange(["hash:one", "hll:sparse", "hll:dense"]);
+        keys.AddRange(["hash:one", "hash:small", "hash:128", "hll:sparse", "hll:dense"]);
 
         foreach (var key in keys)
             AssertSameDump(a, b, key);

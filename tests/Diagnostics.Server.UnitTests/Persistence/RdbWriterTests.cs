@@ -162,7 +162,6 @@ public sealed unsafe class RdbWriterTests
         {
             RdbWriteOptions.From(config) with { KeyHint = RdbKeyHint.IdleTime },
             RdbWriteOptions.From(config) with { KeyHint = RdbKeyHint.Frequency, Compression = false },
-            RdbWriteOptions.From(config) with { HashMaxListpackEntries = 1000, ZsetMaxListpackEntries = 1000 },
         };
         for (int v = 0; v < variants.Length; v++)
         {
