@@ -295,8 +295,12 @@ public sealed class ServerConfig
     /// <summary>The RESP listener: "sockets" (lean, default) or "kestrel" (ConnectionHandler).</summary>
     public string Transport { get; private set; } = "sockets";
 
-    /// <summary>The C allocator that serves tracked blocks (startup only; see README, Memory allocator).</summary>
-    public AllocatorChoice Allocator { get; private set; } = AllocatorChoice.Auto;
+    /// <summary>
+    /// The C allocator that serves tracked blocks (startup only; see README, Memory allocator).
+    /// glibc by default: mimalloc measured faster on frees from another thread, but two eviction
+    /// tests (EvictionTests) fail with it and were not yet explained.
+    /// </summary>
+    public AllocatorChoice Allocator { get; private set; } = AllocatorChoice.Glibc;
     public int Timeout { get; private set; }
     public int TcpKeepAlive { get; private set; } = 300;
     public string Dir { get; private set; } = Directory.GetCurrentDirectory();
