@@ -19,9 +19,6 @@ public sealed unsafe class RestorePayloadTarget : IFuzzTarget
 
     public string Name => "restore";
 
-    /// <summary>Redis's default limits decide the form a loaded value takes.</summary>
-    private static readonly Diagnostics.Server.Configuration.ServerConfig s_config = new();
-
     public void Run(ReadOnlySpan<byte> input)
     {
         Restore(input);
