@@ -35,7 +35,7 @@ public unsafe struct FieldNode
 /// native block the key's entry points to. <see cref="Bytes"/> is kept exact on every allocation
 /// and free, so MEMORY USAGE reads it in O(1). It grows and shrinks by incremental rehashing, as
 /// Redis's dict does: a second bucket array is allocated and each
-/// write moves one bucket from the old array to the new, so no single command pays for moving
+/// write moves a few buckets from the old array to the new, so no single command pays for moving
 /// millions of fields. Reads never rehash, so a scan or an iteration of one table while another
 /// is read stays valid; a table is not written while it is iterated. Owned by one shard; not
 /// thread-safe.
@@ -44,7 +44,11 @@ public unsafe struct FieldNode
 public unsafe struct FieldTable
 {
     private const long InitialSize = 4;
-    private const int EmptyVisitsPerBucket = 10;
+    // Each write moves up to 4 buckets (and skips up to 40 empty ones). Redis moves one, but a
+    // shrink starts at 1/8 full and must be over before the removals that remain run out: at one
+    // bucket a write the old array often outlived the last removal (and its memory with it).
+    private const int BucketsPerStep = 4;
+    private const int EmptyVisitsPerStep = 40;
 
     private FieldNode** _buckets;   // the table; during a rehash, the one being emptied
     private long _size;
@@ -318,7 +322,7 @@ public unsafe struct FieldTable
     private FieldNode** NewBuckets(long size)
     {
         // Only the allocation and clearing of the new array fall on the write that starts a
-        // rehash; the fields move one bucket per write after it.
+        // rehash; the fields move a few buckets per write after it.
         var buckets = (FieldNode**)TrackedAllocator.AllocZeroed((nuint)(size * sizeof(FieldNode*)));
         _bytes += TrackedAllocator.ChargedSize((byte*)buckets);
         return buckets;
@@ -333,18 +337,23 @@ public unsafe struct FieldTable
     }
 
     /// <summary>
-    /// Moves one non-empty bucket (looking at no more than <see cref="EmptyVisitsPerBucket"/>
-    /// empty ones) from the old array to the new; frees the old one when it is empty.
+    /// Moves up to <see cref="BucketsPerStep"/> non-empty buckets (passing no more than
+    /// <see cref="EmptyVisitsPerStep"/> empty ones) from the old array to the new; frees the old
+    /// one when it is empty.
     /// </summary>
     private void RehashStep()
     {
         long mask = _targetSize - 1;
-        for (int visits = 0; _rehashIndex < _size && _buckets[_rehashIndex] == null; _rehashIndex++)
-            if (++visits > EmptyVisitsPerBucket)
-                return;
-        if (_rehashIndex < _size)
+        int emptyVisits = 0;
+        for (int moved = 0; moved < BucketsPerStep && _rehashIndex < _size; _rehashIndex++)
         {
             FieldNode* node = _buckets[_rehashIndex];
+            if (node == null)
+            {
+                if (++emptyVisits > EmptyVisitsPerStep)
+                    break;
+                continue;
+            }
             while (node != null)
             {
                 FieldNode* next = node->Next;
@@ -353,7 +362,8 @@ public unsafe struct FieldTable
                 *bucket = node;
                 node = next;
             }
-            _buckets[_rehashIndex++] = null;
+            _buckets[_rehashIndex] = null;
+            moved++;
         }
         if (_rehashIndex < _size)
             return;

@@ -26,6 +26,8 @@ public sealed class ServerProcess : IDisposable
     public int HttpPort { get; private init; }
     // A log level above notice hides the ready line; then a connect is the only sign.
     private bool _quiet;
+    /// <summary>The working directory made for this server when the test gave it none (deleted on Dispose).</summary>
+    private string? _privateDirectory;
     public int Pid => _process.Id;
     public bool HasExited => _process.HasExited;
 
@@ -99,13 +101,14 @@ public sealed class ServerProcess : IDisposable
             info.ArgumentList.Add(httpPort.ToString());
         }
         AddNoSnapshots(info, configFile, arguments);
+        string? privateDirectory = AddPrivateDirectory(info, configFile, arguments);
         foreach (var a in arguments)
             info.ArgumentList.Add(a);
         if (hasPort)
             port = int.Parse(arguments[Array.IndexOf(arguments, "--port") + 1]);
 
         var process = Process.Start(info)!;
-        var server = new ServerProcess(process, port) { HttpPort = httpPort, _quiet = Array.IndexOf(arguments, "--loglevel") >= 0 };
+        var server = new ServerProcess(process, port) { HttpPort = httpPort, _quiet = Array.IndexOf(arguments, "--loglevel") >= 0, _privateDirectory = privateDirectory };
         process.OutputDataReceived += (_, e) => server.Append(e.Data);
         process.ErrorDataReceived += (_, e) => server.Append(e.Data);
         process.BeginOutputReadLine();
@@ -255,6 +258,24 @@ public sealed class ServerProcess : IDisposable
         info.ArgumentList.Add("");
     }
 
+    /// <summary>
+    /// A directory of its own unless the test names one (--dir, or a dir line in its file): a
+    /// server's files (the dump.rdb a SAVE or DEBUG RELOAD writes) would otherwise land in the
+    /// test binaries' folder, and every server started there later would load them.
+    /// </summary>
+    private static string? AddPrivateDirectory(ProcessStartInfo info, string? configFile, string[] arguments)
+    {
+        if (Array.IndexOf(arguments, "--dir") >= 0)
+            return null;
+        if (configFile is not null && File.Exists(configFile)
+            && File.ReadLines(configFile).Any(line => line.TrimStart().StartsWith("dir ", StringComparison.OrdinalIgnoreCase)))
+            return null;
+        string directory = Directory.CreateTempSubdirectory("diagnostics-server-").FullName;
+        info.ArgumentList.Add("--dir");
+        info.ArgumentList.Add(directory);
+        return directory;
+    }
+
     /// <summary>As <see cref="RunUntilExit"/>, with a configuration file as the first argument.</summary>
     public static (int ExitCode, string Output) RunUntilExitWith(string? configFile, params string[] arguments)
     {
@@ -290,5 +311,16 @@ public sealed class ServerProcess : IDisposable
             _process.WaitForExit(10_000);
         }
         _process.Dispose();
+        if (_privateDirectory is not null)
+        {
+            try
+            {
+                Directory.Delete(_privateDirectory, recursive: true);
+            }
+            catch (IOException)
+            {
+                // A file still held open by a child the kill missed; the temp folder keeps it.
+            }
+        }
     }
 }
