@@ -135,7 +135,7 @@ public sealed class ListConformanceTests
         RespAssert.Ok(b.Call("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "100"));
         Assert.Equal(6, b.Call("RPUSH", "p", "a", "b", new string('Z', 150), "c", "12", new string('Q', 120)).Integer);
         byte[] payload = b.CallForBytes("DUMP", "p");
-        RespAssert.Ok(a.Call("RESTORE", "p", "0", payload));
+        RespAssert.Ok(a.Call("RESTORE"u8.ToArray(), "p"u8.ToArray(), "0"u8.ToArray(), payload));
         Assert.Equal(payload, a.CallForBytes("DUMP", "p"));
         Assert.Equal(QuicklistFields(b.Call("DEBUG", "OBJECT", "p").Text!), QuicklistFields(a.Call("DEBUG", "OBJECT", "p").Text!));
         string[][] edits = [["LINDEX", "p", "2"], ["LSET", "p", "2", "small"], ["LINSERT", "p", "AFTER", "small", "n2"], ["LREM", "p", "0", new string('Q', 120)], ["LRANGE", "p", "0", "-1"]];
