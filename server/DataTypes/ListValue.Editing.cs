@@ -315,7 +315,8 @@ public unsafe partial struct ListValue
     /// <summary>quicklistDelRange: removes <paramref name="length"/> elements from <paramref name="start"/>, node by node, dropping emptied nodes.</summary>
     public void DeleteRange(long start, long length)
     {
-        if (length <= 0)
+        length = Math.Min(length, _count - start); // as quicklistDelRange limits it to the list
+        if (length <= 0 || start < 0)
             return;
         int position = Locate(start, out int node);
         long left = length;

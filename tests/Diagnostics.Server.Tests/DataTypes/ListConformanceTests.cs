@@ -101,13 +101,16 @@ public sealed class ListConformanceTests
     [InlineData(-3, 5000, 0)]
     public void DebugObjectShowsRedisQuicklist(int fill, int count, int length)
     {
-        using var ours = ServerProcess.Start(DebugOn);
+        // DEBUG RELOAD below saves a dump.rdb: in a directory of its own, never the test's.
+        using var dir = new TempDirectory();
+        using var ours = ServerProcess.Start([.. DebugOn, "--dir", dir.Path]);
         using var redis = RealRedisServer.Start(DebugOn);
         using var a = ours.Connect();
         using var b = redis.Connect();
         string[] push = ["RPUSH", "l", .. Enumerable.Range(0, count).Select(i => length == 0 ? i.ToString(CultureInfo.InvariantCulture) : ("v" + i + "-").PadRight(length, 'x'))];
         foreach (var c in new[] { a, b })
         {
+            RespAssert.Ok(c.Call("FLUSHALL"));
             RespAssert.Ok(c.Call("CONFIG", "SET", "list-max-listpack-size", fill.ToString(CultureInfo.InvariantCulture)));
             Assert.Equal(count, c.Call(push).Integer);
         }
@@ -131,11 +134,13 @@ public sealed class ListConformanceTests
         using var redis = RealRedisServer.Start(DebugOn);
         using var a = ours.Connect();
         using var b = redis.Connect();
+        foreach (var c in new[] { a, b })
+            RespAssert.Ok(c.Call("FLUSHALL"));
         // Redis makes plain nodes from 1 GB; its debug switch lowers that to make some here.
         RespAssert.Ok(b.Call("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "100"));
         Assert.Equal(6, b.Call("RPUSH", "p", "a", "b", new string('Z', 150), "c", "12", new string('Q', 120)).Integer);
         byte[] payload = b.CallForBytes("DUMP", "p");
-        RespAssert.Ok(a.Call([.. new[] { "RESTORE", "p", "0" }.Select(System.Text.Encoding.UTF8.GetBytes), payload]));
+        RespAssert.Ok(a.Call("RESTORE"u8.ToArray(), "p"u8.ToArray(), "0"u8.ToArray(), payload));
         Assert.Equal(payload, a.CallForBytes("DUMP", "p"));
         Assert.Equal(QuicklistFields(b.Call("DEBUG", "OBJECT", "p").Text!), QuicklistFields(a.Call("DEBUG", "OBJECT", "p").Text!));
         string[][] edits = [["LINDEX", "p", "2"], ["LSET", "p", "2", "small"], ["LINSERT", "p", "AFTER", "small", "n2"], ["LREM", "p", "0", new string('Q', 120)], ["LRANGE", "p", "0", "-1"]];

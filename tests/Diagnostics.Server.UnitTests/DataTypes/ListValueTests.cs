@@ -58,6 +58,7 @@ public sealed unsafe class ListValueTests
             for (int i = 0; i < count; i++)
                 list->PushTail(Encoding.ASCII.GetBytes(("e" + i).PadRight(length, 'x')));
             Assert.Equal(count, list->Count);
+            int index = 0;
             for (int n = 0; n < list->NodeCount; n++)
             {
                 ListNode* node = list->NodeAt(n);
@@ -66,9 +67,10 @@ public sealed unsafe class ListValueTests
                     Assert.True(node->Count <= fill);
                 else
                     Assert.True(node->Size <= 4096 << (-fill - 1), $"node {n}: {node->Size} bytes");
-                // Every node but the last was full: one more element would not have fitted.
+                // Every node but the last was full: the element that started the next would not have fitted.
+                index += node->Count;
                 if (n < list->NodeCount - 1)
-                    Assert.False(ListNodeLimits.AllowInsert(node, fill, length));
+                    Assert.False(ListNodeLimits.AllowInsert(node, fill, ("e" + index).PadRight(length, 'x').Length));
             }
         }
         finally
