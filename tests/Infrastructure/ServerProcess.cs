@@ -259,16 +259,14 @@ public sealed class ServerProcess : IDisposable
     }
 
     /// <summary>
-    /// A directory of its own unless the test names one (--dir, or a dir line in its file): a
+    /// A directory of its own unless the test names one (--dir) or starts it from a file (whose
+    /// CONFIG REWRITE would record the directory for a restart that outlives this server): a
     /// server's files (the dump.rdb a SAVE or DEBUG RELOAD writes) would otherwise land in the
     /// test binaries' folder, and every server started there later would load them.
     /// </summary>
     private static string? AddPrivateDirectory(ProcessStartInfo info, string? configFile, string[] arguments)
     {
-        if (Array.IndexOf(arguments, "--dir") >= 0)
-            return null;
-        if (configFile is not null && File.Exists(configFile)
-            && File.ReadLines(configFile).Any(line => line.TrimStart().StartsWith("dir ", StringComparison.OrdinalIgnoreCase)))
+        if (Array.IndexOf(arguments, "--dir") >= 0 || configFile is not null)
             return null;
         string directory = Directory.CreateTempSubdirectory("diagnostics-server-").FullName;
         info.ArgumentList.Add("--dir");
