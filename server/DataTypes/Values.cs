@@ -117,7 +117,8 @@ public static unsafe class Values
         if (source->Form != ValueForm.Structure)
         {
             byte* block = Packed(source);
-            int size = (int)TrackedAllocator.UsableSize(block);
+            // The value's own bytes, not the block's usable size: the copy is as small as a fresh value.
+            int size = source->Form == ValueForm.Intset ? NativeIntset.Bytes(block) : NativeListpack.Bytes(block);
             byte* duplicate = TrackedAllocator.Alloc((nuint)size);
             Buffer.MemoryCopy(block, duplicate, size, size);
             Repoint(copy, source->Form, duplicate);
