@@ -16,9 +16,8 @@ public sealed class SentinelFailoverTests
     private const string MasterName = "mymaster";
     // Writes pipelined before each WAIT 1.
     private const int Batch = 10;
-    // A master is down for a Sentinel once it has not answered a PING for this long. At 1 s, a
-    // reply held up by the suite's other tests on 2 cores was enough for two Sentinels to fail
-    // over the replica just promoted (seen in CI).
+    // A master is down for a Sentinel once it has not answered a PING for this long. At 1 s, one
+    // CI run (2 cores, the rest of the suite running) saw a second failover 2 s after the first.
     private const string DownAfterMs = "2000";
 
     /// <summary>Our servers, each from its own config file in its own directory (CONFIG REWRITE writes there).</summary>
