@@ -5,8 +5,9 @@ namespace Diagnostics.Doctor.Rules;
 
 /// <summary>
 /// Commands were refused with TOOBUSY in the last five minutes: max-waiting-commands commands
-/// already waited on threads for shards other commands held. Says how many were refused, the most
-/// that waited at once, the clients refused most, and which commands hold the shards now.
+/// already waited on threads for shards other commands held, and their waits had stalled (or four
+/// times as many waited). Says how many were refused, the most that waited at once, the clients
+/// refused most, and which commands hold the shards now.
 /// </summary>
 public sealed class TooBusyRule : IDoctorRule
 {
@@ -34,7 +35,7 @@ public sealed class TooBusyRule : IDoctorRule
         };
         var seen = new List<string>
         {
-            $"{refused:N0} commands were refused with TOOBUSY in the last 5 minutes: {limit} commands (max-waiting-commands) already waited for shards other commands held (up to {peak:0} at once).",
+            $"{refused:N0} commands were refused with TOOBUSY in the last 5 minutes: {limit} commands (max-waiting-commands) or more already waited for shards other commands held, held up rather than moving (up to {peak:0} waited at once).",
         };
 
         var refusedClients = new List<ClientSnapshot>();

@@ -75,8 +75,9 @@ public sealed class DoctorRuntimeTests
     [Fact]
     public void CommandsPastTheWaitingLimitAreRefusedAndTheDoctorNamesWhoAndWhy()
     {
-        // The starvation fault under a small limit: past four waiting MSETs the rest are refused
-        // at once, and the doctor says how many, for whom, and what holds the shards.
+        // The starvation fault under a small limit: past four waiting MSETs, stalled behind the
+        // sleep, the rest are refused at once, and the doctor says how many, for whom, and what
+        // holds the shards.
         using var server = ServerProcess.Start("--max-waiting-commands", "4");
         DoctorProbe.AssertAbsent(server, "too-busy");
         Finding finding, offline;
@@ -100,7 +101,8 @@ public sealed class DoctorRuntimeTests
         Assert.Equal("latency", finding.Area);
         Assert.Equal(MetricNames.TooBusyRefusalsPerSecond, finding.Chart);
         Assert.Equal("4", finding.Evidence["limit"]);
-        Assert.InRange(int.Parse(finding.Evidence["max_waiting"]), 1, 4);
+        // Waits that keep ending may pass the limit, up to the hard limit.
+        Assert.InRange(int.Parse(finding.Evidence["max_waiting"]), 1, 4 * Engine.ShardWaitLimit.HardLimitFactor);
         Assert.InRange(long.Parse(finding.Evidence["refused_last_5_min"]), 1, refused);
         Assert.Contains("commands were refused with TOOBUSY in the last 5 minutes", finding.Seen);
         // The refused clients are the MSET writers, named with their count.

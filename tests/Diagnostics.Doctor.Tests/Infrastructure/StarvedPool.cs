@@ -8,8 +8,9 @@ namespace Diagnostics.Server.Tests.Infrastructure;
 /// each on a pool thread, and the runtime adds threads slower than work arrives. Runs until
 /// disposed (at most <see cref="MaxSleeps"/> sleeps); disposing waits for every client to finish
 /// and fails if any got an error. The pool starves only on a server started with
-/// max-waiting-commands 0 (<see cref="NoWaitLimit"/>); under the default limit the MSETs past it
-/// are refused with TOOBUSY, which <paramref name="tooBusyExpected"/> accepts (and counts).
+/// max-waiting-commands 0 (<see cref="NoWaitLimit"/>); under a limit the MSETs past it, stalled
+/// behind the sleep, are refused with TOOBUSY, which <paramref name="tooBusyExpected"/> accepts
+/// (and counts). Under the shipped limit (16) all 32 may wait: they are within its hard limit.
 /// </summary>
 public sealed class StarvedPool : IDisposable
 {
