@@ -312,15 +312,7 @@ public sealed unsafe class KeyTable : IDisposable
         _rehashIndex = 0;
     }
 
-    private static Entry** AllocateBuckets(long size)
-    {
-        nuint bytes = (nuint)(size * sizeof(Entry*));
-        byte* block = TrackedAllocator.Alloc(bytes);
-        new Span<byte>(block, (int)Math.Min(bytes, int.MaxValue)).Clear();
-        if (bytes > int.MaxValue)
-            System.Runtime.InteropServices.NativeMemory.Clear(block, bytes);
-        return (Entry**)block;
-    }
+    private static Entry** AllocateBuckets(long size) => (Entry**)TrackedAllocator.AllocZeroed((nuint)(size * sizeof(Entry*)));
 
     /// <summary>Detaches every entry and returns them as one chain; the table is left empty.</summary>
     public Entry* DetachAll()

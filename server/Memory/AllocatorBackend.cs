@@ -22,7 +22,7 @@ public enum AllocatorChoice
 public readonly record struct AllocatorFigures(long Allocated, long Active, long Resident);
 
 /// <summary>
-/// One C allocator the tracked allocator can sit on: its malloc, free and usable-size entry points
+/// One C allocator the tracked allocator can sit on: its malloc, calloc, free and usable-size entry points
 /// (called through function pointers, no marshalling), and what it reports about itself.
 /// Blocks remember which backend served them (<see cref="Tag"/>, in the block header), so a free
 /// always reaches the allocator that made the block.
@@ -44,6 +44,8 @@ public abstract unsafe class AllocatorBackend
     public abstract string Name { get; }
 
     internal delegate* unmanaged[SuppressGCTransition]<nuint, void*> Malloc { get; init; }
+    /// <summary>calloc(count, size): zeroed memory, big blocks as untouched zero pages.</summary>
+    internal delegate* unmanaged[SuppressGCTransition]<nuint, nuint, void*> Calloc { get; init; }
     internal delegate* unmanaged[SuppressGCTransition]<void*, void> Free { get; init; }
     internal delegate* unmanaged[SuppressGCTransition]<void*, nuint> UsableSize { get; init; }
 

@@ -17,6 +17,7 @@ internal sealed unsafe class GlibcBackend : AllocatorBackend
             : OperatingSystem.IsMacOS() ? ("libc", "malloc_size") : ("libc.so.6", "malloc_usable_size");
         nint handle = NativeLibrary.Load(library);
         Malloc = (delegate* unmanaged[SuppressGCTransition]<nuint, void*>)NativeLibrary.GetExport(handle, "malloc");
+        Calloc = (delegate* unmanaged[SuppressGCTransition]<nuint, nuint, void*>)NativeLibrary.GetExport(handle, "calloc");
         Free = (delegate* unmanaged[SuppressGCTransition]<void*, void>)NativeLibrary.GetExport(handle, "free");
         UsableSize = (delegate* unmanaged[SuppressGCTransition]<void*, nuint>)NativeLibrary.GetExport(handle, usableSize);
     }

@@ -23,6 +23,7 @@ internal sealed unsafe class JemallocBackend : AllocatorBackend
     private JemallocBackend(nint library, string version) : base(AllocatorChoice.Jemalloc)
     {
         Malloc = (delegate* unmanaged[SuppressGCTransition]<nuint, void*>)NativeLibrary.GetExport(library, "malloc");
+        Calloc = (delegate* unmanaged[SuppressGCTransition]<nuint, nuint, void*>)NativeLibrary.GetExport(library, "calloc");
         Free = (delegate* unmanaged[SuppressGCTransition]<void*, void>)NativeLibrary.GetExport(library, "free");
         UsableSize = (delegate* unmanaged[SuppressGCTransition]<void*, nuint>)NativeLibrary.GetExport(library, "malloc_usable_size");
         _mallctl = (delegate* unmanaged<byte*, void*, nuint*, void*, nuint, int>)NativeLibrary.GetExport(library, "mallctl");

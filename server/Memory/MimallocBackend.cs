@@ -22,6 +22,7 @@ internal sealed unsafe class MimallocBackend : AllocatorBackend
     private MimallocBackend(nint library, int version) : base(AllocatorChoice.Mimalloc)
     {
         Malloc = (delegate* unmanaged[SuppressGCTransition]<nuint, void*>)NativeLibrary.GetExport(library, "mi_malloc");
+        Calloc = (delegate* unmanaged[SuppressGCTransition]<nuint, nuint, void*>)NativeLibrary.GetExport(library, "mi_calloc");
         Free = (delegate* unmanaged[SuppressGCTransition]<void*, void>)NativeLibrary.GetExport(library, "mi_free");
         UsableSize = (delegate* unmanaged[SuppressGCTransition]<void*, nuint>)NativeLibrary.GetExport(library, "mi_usable_size");
         _processInfo = (delegate* unmanaged<nuint*, nuint*, nuint*, nuint*, nuint*, nuint*, nuint*, nuint*, void>)NativeLibrary.GetExport(library, "mi_process_info");

@@ -39,6 +39,7 @@ public static unsafe class TrackedAllocator
     // carry no class-initialisation checks).
     private static AllocatorBackend s_backend = AllocatorBackend.Glibc;
     private static delegate* unmanaged[SuppressGCTransition]<nuint, void*> s_malloc = s_backend.Malloc;
+    private static delegate* unmanaged[SuppressGCTransition]<nuint, nuint, void*> s_calloc = s_backend.Calloc;
     private static delegate* unmanaged[SuppressGCTransition]<void*, void> s_free = s_backend.Free;
     private static delegate* unmanaged[SuppressGCTransition]<void*, nuint> s_usableSize = s_backend.UsableSize;
     private static int s_tagBits = s_backend.Tag << TagShift;
@@ -53,6 +54,7 @@ public static unsafe class TrackedAllocator
     public static void Use(AllocatorBackend backend)
     {
         s_malloc = backend.Malloc;
+        s_calloc = backend.Calloc;
         s_free = backend.Free;
         s_usableSize = backend.UsableSize;
         s_tagBits = backend.Tag << TagShift;
@@ -112,7 +114,26 @@ public static unsafe class TrackedAllocator
         if (size > MaxBlockBytes)
             ThrowTooLarge(size);
         var record = CurrentThread;
-        byte* block = (byte*)s_malloc(size + HeaderSize);
+        return Charge(record, (byte*)s_malloc(size + HeaderSize), size);
+    }
+
+    /// <summary>
+    /// A block whose bytes are zero (a hash table's new bucket array), from the allocator's calloc:
+    /// a big one comes as fresh zero pages from the system, which fault in as they are first
+    /// written, so the write that doubles a table of millions does not clear hundreds of MB at once.
+    /// </summary>
+    public static byte* AllocZeroed(nuint size)
+    {
+        if (size > MaxBlockBytes)
+            ThrowTooLarge(size);
+        var record = CurrentThread;
+        return Charge(record, (byte*)s_calloc(1, size + HeaderSize), size);
+    }
+
+    /// <summary>Writes a new block's header (owner, backend, usable size) and charges its owner.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static byte* Charge(ThreadMemoryRecord record, byte* block, nuint size)
+    {
         if (block == null)
             throw new OutOfMemoryException($"native allocation of {size} bytes failed");
         int charged = (int)Math.Min(s_usableSize(block), (nuint)int.MaxValue);
@@ -121,14 +142,6 @@ public static unsafe class TrackedAllocator
         if (record.ChargeAllocation(charged))
             Publish(record.TakeUnpublished());
         return block + HeaderSize;
-    }
-
-    /// <summary>A block whose bytes are zero (a hash table's new bucket array).</summary>
-    public static byte* AllocZeroed(nuint size)
-    {
-        byte* block = Alloc(size);
-        NativeMemory.Clear(block, size);
-        return block;
     }
 
     public static void Free(byte* pointer)

@@ -41,6 +41,38 @@ public sealed unsafe class TrackedAllocatorTests
     }
 
     [Fact]
+    public void AZeroedBlockIsZeroWhereAFreedOneWasWrittenAndIsChargedAsAnyOther()
+    {
+        using var thread = new DedicatedThread("alloc-zeroed");
+        thread.Run(() =>
+        {
+            ThreadMemoryRecord record = TrackedAllocator.CurrentThread;
+            // A small block, from memory the allocator is likely to hand back: written, freed, then
+            // asked for zeroed; and a bucket array of 64 MB, which calloc takes as zero pages.
+            foreach (nuint size in new nuint[] { 200, 64 << 20 })
+            {
+                byte* dirty = TrackedAllocator.Alloc(size);
+                NativeMemoryFill(dirty, size, 0xCD);
+                TrackedAllocator.Free(dirty);
+
+                long live = record.LiveBytes, count = record.Allocations;
+                byte* zeroed = TrackedAllocator.AllocZeroed(size);
+                int charged = TrackedAllocator.ChargedSize(zeroed);
+                Assert.True((nuint)charged >= size + TrackedAllocator.HeaderSize, $"{charged} bytes charged for {size}");
+                Assert.Equal(live + charged, record.LiveBytes);
+                Assert.Equal(count + 1, record.Allocations);
+                for (nuint at = 0; at < size; at += at < 4096 ? 1u : 4093u)
+                    Assert.True(zeroed[at] == 0, $"byte {at} of a zeroed block of {size} is {zeroed[at]}");
+                Assert.Equal(0, zeroed[size - 1]);
+                TrackedAllocator.Free(zeroed);
+                Assert.Equal(live, record.LiveBytes);
+            }
+        });
+    }
+
+    private static void NativeMemoryFill(byte* p, nuint size, byte value) => System.Runtime.InteropServices.NativeMemory.Fill(p, size, value);
+
+    [Fact]
     public void AFreeOnAnotherThreadIsChargedToTheOwner()
     {
         using var owner = new DedicatedThread("free-owner");
