@@ -23,18 +23,26 @@ public sealed class ShardWaitLimitTests
             Assert.True(waits.TryBeginWait(), $"wait {i + 1} of {count} (waiting {waits.Waiting}, limit {waits.Limit})");
     }
 
-    private static void EndAll(ShardWaitLimit waits)
+    /// <summary>Runs <paramref name="test"/> on a fresh limit, ending every wait it left (each raised the pool's minimum).</summary>
+    private static void With(int limit, Action<ShardWaitLimit, ManualClock> test)
     {
-        while (waits.Waiting > 0)
-            waits.EndWait();
+        var clock = new ManualClock();
+        var waits = new ShardWaitLimit(clock) { Limit = limit };
+        try
+        {
+            test(waits, clock);
+        }
+        finally
+        {
+            while (waits.Waiting > 0)
+                waits.EndWait();
+        }
     }
 
     [Fact]
     public void WaitsThatKeepEndingPassTheLimit()
     {
-        var clock = new ManualClock();
-        var waits = new ShardWaitLimit(clock) { Limit = 2 };
-        try
+        With(2, (waits, clock) =>
         {
             Begin(waits, 3);
             Assert.False(waits.AtLimit);
@@ -47,19 +55,13 @@ public sealed class ShardWaitLimitTests
             }
             Assert.Equal(8, waits.Waiting);
             Assert.Equal(0, waits.Refused);
-        }
-        finally
-        {
-            EndAll(waits);
-        }
+        });
     }
 
     [Fact]
     public void OnceNoWaitHasEndedForTheStallTimeTheNextPastTheLimitIsRefused()
     {
-        var clock = new ManualClock();
-        var waits = new ShardWaitLimit(clock) { Limit = 2 };
-        try
+        With(2, (waits, clock) =>
         {
             Begin(waits, 2);
             clock.Advance(ShardWaitLimit.StallMs - 1);
@@ -74,66 +76,44 @@ public sealed class ShardWaitLimitTests
             waits.EndWait();
             Begin(waits, 2);
             Assert.Equal(3, waits.Waiting);
-        }
-        finally
-        {
-            EndAll(waits);
-        }
+        });
     }
 
     [Fact]
     public void UnderTheLimitAStallRefusesNothing()
     {
-        var clock = new ManualClock();
-        var waits = new ShardWaitLimit(clock) { Limit = 4 };
-        try
+        With(4, (waits, clock) =>
         {
             Begin(waits, 3);
             clock.Advance(60_000);
             Begin(waits, 1);
             Assert.True(waits.AtLimit);
             Assert.False(waits.TryBeginWait());
-        }
-        finally
-        {
-            EndAll(waits);
-        }
+        });
     }
 
     [Fact]
     public void PastTheHardLimitEvenMovingWaitsAreRefused()
     {
-        var clock = new ManualClock();
-        var waits = new ShardWaitLimit(clock) { Limit = 2 };
-        try
+        With(2, (waits, clock) =>
         {
             Begin(waits, 2 * ShardWaitLimit.HardLimitFactor);
             Assert.True(waits.AtLimit);
             Assert.False(waits.TryBeginWait());
             Assert.Equal(1, waits.Refused);
-        }
-        finally
-        {
-            EndAll(waits);
-        }
+        });
     }
 
     [Fact]
     public void ZeroIsNoLimit()
     {
-        var clock = new ManualClock();
-        var waits = new ShardWaitLimit(clock) { Limit = 0 };
-        try
+        With(0, (waits, clock) =>
         {
             Begin(waits, 500);
             clock.Advance(60_000);
             Assert.False(waits.AtLimit);
             Begin(waits, 1);
             Assert.Equal(0, waits.Refused);
-        }
-        finally
-        {
-            EndAll(waits);
-        }
+        });
     }
 }
