@@ -296,7 +296,7 @@ public static unsafe class BitmapCommands
             return;
         }
         // Built in the new entry itself, then swapped in: a source may be the destination.
-        Entry* result = EntryStore.Allocate(destination, hash, (int)length, Engine.ValueType.String);
+        Entry* result = EntryStore.Allocate(destination, (int)length, Engine.ValueType.String);
         result->Flags |= EntryFlags.RawString;
         Span<byte> bytes = Entry.ValueOf(result);
         for (int i = 3; i < c.ArgCount; i++)
@@ -309,7 +309,7 @@ public static unsafe class BitmapCommands
                 Bitmap.Fold(operation, sourceBytes, bytes);
         }
         db.Delete(destination, hash, c.ExpireClockMs);
-        db.Add(result);
+        db.Add(result, hash);
         TypedKeys.Notify(ref c, KeyspaceEventTypes.String, "set"u8, destination);
         c.Reply.Integer(length);
     }
@@ -544,10 +544,10 @@ public static unsafe class BitmapCommands
         Database db = c.Database(key, out uint hash);
         if (e == null)
         {
-            e = EntryStore.Allocate(key, hash, length, Engine.ValueType.String);
+            e = EntryStore.Allocate(key, length, Engine.ValueType.String);
             Entry.ValueOf(e).Clear();
             e->Flags |= EntryFlags.RawString;
-            db.Add(e);
+            db.Add(e, hash);
             grown = true;
             return e;
         }

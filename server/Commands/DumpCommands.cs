@@ -162,8 +162,7 @@ public static unsafe class DumpCommands
             return;
         }
 
-        e->ExpireAt = ttl;
-        db.Add(e);
+        db.Add(e, hash, ttl);
         SetAccessStatistics(e, c.Server.Config.MaxMemoryPolicy, idleSeconds, frequency);
         if (ttl != 0 && !absoluteTtl && c.LogAs(c.ArgCount + 1) is { } log)
         {

@@ -103,7 +103,7 @@ public static unsafe class ExpireCommands
         }
         Entry* e = *slot;
         // A key without a TTL counts as expiring never: GT always fails on it, LT always passes.
-        long current = e->ExpireAt == 0 ? -1 : e->ExpireAt;
+        long current = e->HasExpiry ? db.ExpireAtOf(e) : -1;
         if ((nx && current != -1) || (xx && current == -1)
             || (gt && (current == -1 || when <= current)) || (lt && current != -1 && when >= current))
         {
@@ -142,18 +142,19 @@ public static unsafe class ExpireCommands
     /// <summary>-2 for a missing key, -1 for a key without TTL, else the remaining or absolute time (seconds rounded).</summary>
     private static void ReplyTtl(ref CommandContext c, bool milliseconds, bool absolute)
     {
-        Entry* e = KeyLookup.Peek(ref c, c.Arg(1));
+        Entry* e = KeyLookup.Peek(ref c, c.Arg(1), out Database db);
         if (e == null)
         {
             c.Reply.Integer(-2);
             return;
         }
-        if (e->ExpireAt == 0)
+        if (!e->HasExpiry)
         {
             c.Reply.Integer(-1);
             return;
         }
-        long ms = Math.Max(0, absolute ? e->ExpireAt : e->ExpireAt - c.NowMs);
+        long expireAt = db.ExpireAtOf(e);
+        long ms = Math.Max(0, absolute ? expireAt : expireAt - c.NowMs);
         // Redis rounds with (ms + 500) / 1000; written without the addition so a far-future time cannot overflow.
         c.Reply.Integer(milliseconds ? ms : ms / 1000 + (ms % 1000 >= 500 ? 1 : 0));
     }
@@ -163,7 +164,7 @@ public static unsafe class ExpireCommands
         ReadOnlySpan<byte> key = c.Arg(1);
         Database db = c.Database(key, out uint hash);
         Entry* e = db.Lookup(key, hash, c.ExpireClockMs);
-        if (e == null || e->ExpireAt == 0)
+        if (e == null || !e->HasExpiry)
         {
             c.Reply.Integer(0);
             c.LogNothing();

@@ -290,7 +290,7 @@ public static unsafe class HyperLogLogCommands
             Span<byte> dense = scratch.AsSpan(0, DenseLength);
             if (SparseMergeRegisters(new Span<byte>(Entry.ValuePointer(e), Capacity(e)), ref length, registers, sparseMaxBytes, dense))
             {
-                Entry* fresh = EntryStore.Allocate(Entry.KeyOf(e), e->Hash, DenseLength, Engine.ValueType.String);
+                Entry* fresh = EntryStore.Allocate(Entry.KeyOf(e), DenseLength, Engine.ValueType.String);
                 dense.CopyTo(Entry.ValueOf(fresh));
                 db.ReplaceEntry(slot, fresh);
                 return;
@@ -465,10 +465,10 @@ public static unsafe class HyperLogLogCommands
     /// <summary>A new, empty HyperLogLog at <paramref name="key"/> (Redis's createHLLObject), with room for one edit; returns its slot.</summary>
     private static Entry** CreateEmpty(ref CommandContext c, Database db, ReadOnlySpan<byte> key, uint hash)
     {
-        Entry* e = EntryStore.Allocate(key, hash, EmptySparseLength + MaxSparseGrowth, Engine.ValueType.String);
+        Entry* e = EntryStore.Allocate(key, EmptySparseLength + MaxSparseGrowth, Engine.ValueType.String);
         e->ValueLength = EmptySparseLength;
         WriteEmptySparse(Entry.ValueOf(e));
-        db.Add(e);
+        db.Add(e, hash);
         return db.LookupSlot(key, hash, c.ExpireClockMs);
     }
 
@@ -480,7 +480,7 @@ public static unsafe class HyperLogLogCommands
     private static bool ConvertToDense(Database db, Entry** slot)
     {
         Entry* e = *slot;
-        Entry* dense = EntryStore.Allocate(Entry.KeyOf(e), e->Hash, DenseLength, Engine.ValueType.String);
+        Entry* dense = EntryStore.Allocate(Entry.KeyOf(e), DenseLength, Engine.ValueType.String);
         if (!TryToDense(Entry.ValueOf(e), Entry.ValueOf(dense)))
         {
             EntryStore.Free(dense);

@@ -136,9 +136,9 @@ public static unsafe class KeyCommands
         // Slots go stale on any table operation (a lookup may take a rehash step), so the source
         // slot is found only now, right before it is unlinked.
         Entry** slot = sourceDb.Keys.FindSlot(source, sourceHash);
-        Entry* moved = EntryCopier.Rekey(sourceDb.Detach(slot), target, targetHash);
+        Entry* moved = EntryCopier.Rekey(sourceDb.Detach(slot, out long expireAt), target);
         c.Effects.Notify(Engine.KeyspaceEventTypes.Generic, "rename_from"u8, source, c.Client.DatabaseIndex);
-        targetDb.Add(moved);
+        targetDb.Add(moved, targetHash, expireAt);
         c.Effects.Notify(Engine.KeyspaceEventTypes.Generic, "rename_to"u8, target, c.Client.DatabaseIndex);
         if (onlyIfAbsent)
             c.Reply.Integer(1);
@@ -174,7 +174,7 @@ public static unsafe class KeyCommands
             c.Error(Errors.SourceDestinationSame);
             return;
         }
-        Entry* original = c.Read(source, out _);
+        Entry* original = c.Read(source, out Database sourceDb);
         if (original == null)
         {
             c.Reply.Integer(0);
@@ -193,7 +193,7 @@ public static unsafe class KeyCommands
             }
             targetDb.Delete(target, targetHash, c.ExpireClockMs);
         }
-        targetDb.Add(EntryCopier.Clone(original, target, targetHash));
+        targetDb.Add(EntryCopier.Clone(original, target), targetHash, sourceDb.ExpireAtOf(original));
         c.Reply.Integer(1);
     }
 
@@ -220,7 +220,7 @@ public static unsafe class KeyCommands
             return;
         }
         Entry** slot = sourceDb.Keys.FindSlot(key, hash);
-        targetDb.Add(sourceDb.Detach(slot));
+        targetDb.Add(sourceDb.Detach(slot, out long expireAt), hash, expireAt);
         // The key appears in the target database: who watches it there sees a change, as in
         // Redis (the source database's watchers are touched like any written key's).
         targetDb.Watched?.Touch(key);

@@ -10,9 +10,12 @@ internal static unsafe class KeyLookup
     /// counts the keyspace hit or miss but leaves the access clock and LFU counter alone, as
     /// Redis's LOOKUP_NOTOUCH does.
     /// </summary>
-    public static Entry* Peek(ref CommandContext c, ReadOnlySpan<byte> key)
+    public static Entry* Peek(ref CommandContext c, ReadOnlySpan<byte> key) => Peek(ref c, key, out _);
+
+    /// <summary>As <see cref="Peek(ref CommandContext, ReadOnlySpan{byte})"/>, also giving the key's database (which holds its TTL).</summary>
+    public static Entry* Peek(ref CommandContext c, ReadOnlySpan<byte> key, out Database database)
     {
-        Entry** slot = c.LookupForRead(key, out _, out _, touch: false);
+        Entry** slot = c.LookupForRead(key, out database, out _, touch: false);
         return slot == null ? null : *slot;
     }
 

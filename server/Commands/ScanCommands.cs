@@ -42,24 +42,30 @@ public static unsafe class ScanCommands
         ReadOnlySpan<byte> pattern = c.Arg(1);
         fixed (byte* patternBytes = pattern)
         {
-            var counter = new KeysVisitor(patternBytes, pattern.Length, c.NowMs, null);
+            long matched = 0;
             foreach (var shard in shards)
+            {
+                var counter = new KeysVisitor(shard.Databases[dbIndex], patternBytes, pattern.Length, c.NowMs, null);
                 shard.Databases[dbIndex].Keys.ForEach(ref counter);
-            c.Reply.ArrayHeader(counter.Matched);
-            var writer = new KeysVisitor(patternBytes, pattern.Length, c.NowMs, c.Reply);
+                matched += counter.Matched;
+            }
+            c.Reply.ArrayHeader(matched);
             foreach (var shard in shards)
+            {
+                var writer = new KeysVisitor(shard.Databases[dbIndex], patternBytes, pattern.Length, c.NowMs, c.Reply);
                 shard.Databases[dbIndex].Keys.ForEach(ref writer);
+            }
         }
     }
 
-    private struct KeysVisitor(byte* pattern, int patternLength, long nowMs, RespWriter? reply) : IEntryVisitor
+    private struct KeysVisitor(Database database, byte* pattern, int patternLength, long nowMs, RespWriter? reply) : IEntryVisitor
     {
         private readonly bool _all = GlobPattern.MatchesAll(new ReadOnlySpan<byte>(pattern, patternLength));
         public long Matched;
 
         public void Visit(Entry* entry)
         {
-            if (entry->ExpireAt != 0 && entry->ExpireAt <= nowMs)
+            if (database.IsExpired(entry, nowMs))
                 return;
             ReadOnlySpan<byte> key = Entry.KeyOf(entry);
             if (!_all && !GlobPattern.IsMatch(new ReadOnlySpan<byte>(pattern, patternLength), key))
@@ -118,7 +124,7 @@ public static unsafe class ScanCommands
         int shard = (int)(cursor % shardCount);
         ulong tableCursor = cursor / shardCount;
         ReadOnlySpan<byte> pattern = patternIndex < 0 ? "*"u8 : c.Arg(patternIndex);
-        var collector = new ScanCollector(ArrayPool<nint>.Shared.Rent(64));
+        var collector = new ScanCollector(ArrayPool<nint>.Shared.Rent(64), shards[shard].Databases[dbIndex], c.NowMs);
         try
         {
             fixed (byte* patternBytes = pattern)
@@ -129,7 +135,8 @@ public static unsafe class ScanCommands
                 long steps = count > long.MaxValue / 10 ? long.MaxValue : count * 10;
                 while (true)
                 {
-                    KeyTable table = shards[shard].Databases[dbIndex].Keys;
+                    collector.Database = shards[shard].Databases[dbIndex];
+                    KeyTable table = collector.Database.Keys;
                     do
                     {
                         tableCursor = table.Scan(tableCursor, ref collector);
@@ -152,8 +159,8 @@ public static unsafe class ScanCommands
 
     /// <summary>
     /// Writes the reply, leaving out keys whose TTL has passed, then deletes those keys (Redis's
-    /// SCAN expires what it meets). The expired ones are moved to the end of the list first so the
-    /// reply can be written before any entry is freed.
+    /// SCAN expires what it meets). The expired ones (marked by the collector) are moved to the end
+    /// of the list first so the reply can be written before any entry is freed.
     /// </summary>
     private static void ReplyAndExpire(ref CommandContext c, ref ScanCollector collector, ulong next)
     {
@@ -161,8 +168,7 @@ public static unsafe class ScanCommands
         int live = collector.Count;
         for (int i = 0; i < live;)
         {
-            Entry* e = (Entry*)items[i];
-            if (e->ExpireAt != 0 && e->ExpireAt <= c.NowMs)
+            if (ScanCollector.IsExpiredItem(items[i]))
             {
                 live--;
                 (items[i], items[live]) = (items[live], items[i]);
@@ -180,21 +186,25 @@ public static unsafe class ScanCommands
         reply.Bulk(digits[..length]);
         reply.ArrayHeader(live);
         for (int i = 0; i < live; i++)
-            reply.Bulk(Entry.KeyOf((Entry*)items[i]));
+            reply.Bulk(Entry.KeyOf(ScanCollector.EntryOf(items[i])));
 
         var keyspace = c.Keyspace;
         for (int i = live; i < collector.Count; i++)
         {
-            Entry* e = (Entry*)items[i];
-            keyspace.ShardOf(e->Hash).Databases[c.Client.DatabaseIndex].LookupSlot(Entry.KeyOf(e), e->Hash, c.ExpireClockMs);
+            ReadOnlySpan<byte> key = Entry.KeyOf(ScanCollector.EntryOf(items[i]));
+            uint hash = Keyspace.Hash(key);
+            keyspace.ShardOf(hash).Databases[c.Client.DatabaseIndex].LookupSlot(key, hash, c.ExpireClockMs);
         }
     }
 
     /// <summary>Collects the entries of the buckets a scan step visits that pass MATCH and TYPE.</summary>
-    private struct ScanCollector(nint[] items) : IEntryVisitor
+    private struct ScanCollector(nint[] items, Database first, long nowMs) : IEntryVisitor
     {
         public nint[] Items = items;
         public int Count;
+        /// <summary>The database being scanned, which holds the keys' TTLs.</summary>
+        public Database Database = first;
+        private readonly long NowMs = nowMs;
         /// <summary>Entries looked at, matching or not: what COUNT bounds, as in Redis 7.2.</summary>
         public long Sampled;
         private byte* _pattern;
@@ -228,8 +238,16 @@ public static unsafe class ScanCommands
                 ArrayPool<nint>.Shared.Return(Items);
                 Items = larger;
             }
-            Items[Count++] = (nint)entry;
+            // The TTL is checked here, where the entry's database is known: blocks are 8-byte
+            // aligned, so the low bit is free to mark an expired one.
+            Items[Count++] = (nint)entry | (Database.IsExpired(entry, NowMs) ? ExpiredMark : 0);
         }
+
+        private const nint ExpiredMark = 1;
+
+        public static bool IsExpiredItem(nint item) => (item & ExpiredMark) != 0;
+
+        public static Entry* EntryOf(nint item) => (Entry*)(item & ~ExpiredMark);
     }
 
     /// <summary>The COUNT of SCAN, HSCAN, SSCAN and ZSCAN: an integer of at least 1, else a syntax error as in Redis.</summary>
@@ -299,9 +317,9 @@ public static unsafe class ScanCommands
             }
             Database db = shard.Databases[dbIndex];
             Entry* e = db.Keys.RandomEntry(shard.Random);
-            if (e->ExpireAt != 0 && e->ExpireAt <= c.NowMs)
+            if (db.IsExpired(e, c.NowMs))
             {
-                db.LookupSlot(Entry.KeyOf(e), e->Hash, c.ExpireClockMs);
+                db.LookupSlot(Entry.KeyOf(e), Keyspace.Hash(Entry.KeyOf(e)), c.ExpireClockMs);
                 continue;
             }
             c.Reply.Bulk(Entry.KeyOf(e));

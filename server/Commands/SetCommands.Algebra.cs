@@ -86,9 +86,8 @@ public static unsafe partial class SetCommands
             }
             var limits = SetLimits.From(c.Server.Config);
             ReadOnlySpan<byte> key = c.Arg(1);
-            c.Database(key, out uint hash);
             Entry* smallest = (Entry*)sets[0];
-            Entry* result = Sets.NewEntry(key, hash, smallest->Form == ValueForm.Intset ? ValueForm.Intset : ValueForm.Listpack);
+            Entry* result = Sets.NewEntry(key, smallest->Form == ValueForm.Intset ? ValueForm.Intset : ValueForm.Listpack);
             bool onlyIntegers = true;
             var members = Sets.Members(smallest);
             while (members.MoveNext())
@@ -168,10 +167,7 @@ public static unsafe partial class SetCommands
                 return;
             var limits = SetLimits.From(c.Server.Config);
             ReadOnlySpan<byte> key = store ? c.Arg(1) : default;
-            uint hash = 0;
-            if (store)
-                c.Database(key, out hash);
-            Entry* result = Combine(sets, operation, key, hash, limits);
+            Entry* result = Combine(sets, operation, key, limits);
             if (store)
             {
                 Store(ref c, result);
@@ -190,9 +186,9 @@ public static unsafe partial class SetCommands
     /// The union or difference of <paramref name="sets"/> (entries, 0 for missing keys) as a new
     /// detached entry named <paramref name="key"/>, grown from an empty intset as Redis grows it.
     /// </summary>
-    private static Entry* Combine(ReadOnlySpan<nint> sets, Operation operation, ReadOnlySpan<byte> key, uint hash, in SetLimits limits)
+    private static Entry* Combine(ReadOnlySpan<nint> sets, Operation operation, ReadOnlySpan<byte> key, in SetLimits limits)
     {
-        Entry* result = Sets.NewEntry(key, hash, ValueForm.Intset);
+        Entry* result = Sets.NewEntry(key, ValueForm.Intset);
         if (operation == Operation.Union)
         {
             foreach (nint set in sets)
@@ -269,7 +265,7 @@ public static unsafe partial class SetCommands
         }
         else
         {
-            db.Add(result);
+            db.Add(result, hash);
         }
         c.Reply.Integer(size);
     }

@@ -84,8 +84,8 @@ public static unsafe partial class SetCommands
         if (e == null)
         {
             // As Redis 7.2: the first member and the member count choose the form.
-            e = Sets.NewEntry(key, hash, c.Arg(2), c.ArgCount - 2, limits);
-            db.Add(e);
+            e = Sets.NewEntry(key, c.Arg(2), c.ArgCount - 2, limits);
+            db.Add(e, hash);
         }
         else if (e->Type != Engine.ValueType.Set)
         {
@@ -258,7 +258,7 @@ public static unsafe partial class SetCommands
         {
             // As Redis: the whole set, replied as SUNION of it would reply it.
             nint source = (nint)e;
-            Entry* whole = Combine(new ReadOnlySpan<nint>(in source), Operation.Union, default, 0, SetLimits.From(c.Server.Config));
+            Entry* whole = Combine(new ReadOnlySpan<nint>(in source), Operation.Union, default, SetLimits.From(c.Server.Config));
             WriteMembers(c.Reply, whole);
             EntryStore.Free(whole);
             if (c.LogAs(2) is { } del)
@@ -324,8 +324,8 @@ public static unsafe partial class SetCommands
         var limits = SetLimits.From(c.Server.Config);
         if (to == null)
         {
-            to = Sets.NewEntry(destination, destinationHash, member, 1, limits);
-            targetDb.Add(to);
+            to = Sets.NewEntry(destination, member, 1, limits);
+            targetDb.Add(to, destinationHash);
         }
         else
         {

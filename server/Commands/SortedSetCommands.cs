@@ -280,8 +280,8 @@ public static unsafe partial class SortedSetCommands
             return null;
         }
         Database db = c.Database(key, out uint hash);
-        e = SortedSets.NewEntry(key, hash, firstMemberLength, SortedSetLimits.From(c.Server.Config));
-        db.Add(e);
+        e = SortedSets.NewEntry(key, firstMemberLength, SortedSetLimits.From(c.Server.Config));
+        db.Add(e, hash);
         return e;
     }
 

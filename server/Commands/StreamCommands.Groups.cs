@@ -174,8 +174,8 @@ public static unsafe partial class StreamCommands
         if (e == null)
         {
             Database db = c.Database(key, out uint hash);
-            e = Values.NewEntry(key, hash, Engine.ValueType.Stream);
-            db.Add(e);
+            e = Values.NewEntry(key, Engine.ValueType.Stream);
+            db.Add(e, hash);
         }
         ConsumerGroups* groups = Values.Stream(e)->GroupsOrCreate();
         if (groups->Find(c.Arg(3)) != null)

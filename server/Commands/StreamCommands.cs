@@ -325,7 +325,7 @@ public static unsafe partial class StreamCommands
         stream->Append(id, c.Args, first, c.Server.Config.StreamNodeMaxBytes, c.Server.Config.StreamNodeMaxEntries);
         Database db = c.Database(key, out uint hash);
         if (created)
-            db.Add(Values.NewEntry(key, hash, Engine.ValueType.Stream, stream));
+            db.Add(Values.NewEntry(key, Engine.ValueType.Stream, stream), hash);
         WriteId(ref c, id);
         TypedKeys.Notify(ref c, KeyspaceEventTypes.Stream, "xadd"u8, key);
         long trimmed = Trim(stream, options);

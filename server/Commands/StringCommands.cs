@@ -478,12 +478,12 @@ public static unsafe class StringCommands
             }
             if (!CheckStringLength(ref c, key.Length, offset, patch.Length))
                 return;
-            Entry* created = EntryStore.Allocate(key, hash, (int)offset + patch.Length, Engine.ValueType.String);
+            Entry* created = EntryStore.Allocate(key, (int)offset + patch.Length, Engine.ValueType.String);
             Span<byte> bytes = Entry.ValueOf(created);
             bytes[..(int)offset].Clear();
             patch.CopyTo(bytes[(int)offset..]);
             created->Flags |= EntryFlags.RawString;
-            db.Add(created);
+            db.Add(created, hash);
             c.Reply.Integer(created->ValueLength);
             return;
         }

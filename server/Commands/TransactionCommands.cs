@@ -60,7 +60,7 @@ public static class TransactionCommands
             ReadOnlySpan<byte> key = c.Arg(i);
             Database db = c.Database(key, out uint hash);
             Entry* e = db.Keys.Find(key, hash);
-            bool expired = e != null && e->ExpireAt != 0 && e->ExpireAt <= c.NowMs;
+            bool expired = e != null && db.IsExpired(e, c.NowMs);
             db.Watch(key, transaction.Watcher);
             transaction.Watched.Add((c.Client.DatabaseIndex, key.ToArray(), expired));
         }

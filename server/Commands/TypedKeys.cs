@@ -50,8 +50,8 @@ internal static unsafe class TypedKeys
         Entry* e = db.Lookup(key, hash, c.ExpireClockMs);
         if (e == null)
         {
-            e = Values.NewEntry(key, hash, type);
-            db.Add(e);
+            e = Values.NewEntry(key, type);
+            db.Add(e, hash);
             return e;
         }
         if (e->Type != type)
@@ -91,14 +91,14 @@ internal static unsafe class TypedKeys
     {
         Database db = c.Database(key, out uint hash);
         db.Delete(key, hash, c.ExpireClockMs);
-        Entry* e = Values.NewEntry(key, hash, type, structure);
+        Entry* e = Values.NewEntry(key, type, structure);
         e->Form = form;
         if (count == 0)
         {
             EntryStore.Free(e);
             return;
         }
-        db.Add(e);
+        db.Add(e, hash);
     }
 
     /// <summary>Publishes a keyspace event for <paramref name="key"/> in the client's database (commands that name their own events).</summary>

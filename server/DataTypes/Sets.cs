@@ -44,16 +44,16 @@ public static unsafe class Sets
     /// when about <paramref name="sizeHint"/> members will come (setTypeCreate): an intset for an
     /// integer, else a listpack, else (too many) a hash table.
     /// </summary>
-    public static Entry* NewEntry(ReadOnlySpan<byte> key, uint hash, ReadOnlySpan<byte> firstMember, long sizeHint, in SetLimits limits)
+    public static Entry* NewEntry(ReadOnlySpan<byte> key, ReadOnlySpan<byte> firstMember, long sizeHint, in SetLimits limits)
     {
         ValueForm form = NumberFormat.TryParseInt64(firstMember, out _) && sizeHint <= limits.IntsetEntries ? ValueForm.Intset
             : sizeHint <= limits.ListpackEntries ? ValueForm.Listpack
             : ValueForm.Structure;
-        return NewEntry(key, hash, form);
+        return NewEntry(key, form);
     }
 
     /// <summary>A detached entry holding an empty set in <paramref name="form"/>.</summary>
-    public static Entry* NewEntry(ReadOnlySpan<byte> key, uint hash, ValueForm form)
+    public static Entry* NewEntry(ReadOnlySpan<byte> key, ValueForm form)
     {
         void* block = form switch
         {
@@ -61,7 +61,7 @@ public static unsafe class Sets
             ValueForm.Listpack => NativeListpack.Create(NativeListpack.HeaderSize + 1),
             _ => FieldTable.Create(),
         };
-        Entry* e = Values.NewEntry(key, hash, ValueType.Set, block);
+        Entry* e = Values.NewEntry(key, ValueType.Set, block);
         e->Form = form;
         return e;
     }

@@ -55,11 +55,11 @@ public enum SortedSetAddResult
 public static unsafe class SortedSets
 {
     /// <summary>A detached entry holding an empty sorted set in the form Redis creates for a first member of <paramref name="firstMemberLength"/> bytes.</summary>
-    public static Entry* NewEntry(ReadOnlySpan<byte> key, uint hash, long firstMemberLength, in SortedSetLimits limits)
+    public static Entry* NewEntry(ReadOnlySpan<byte> key, long firstMemberLength, in SortedSetLimits limits)
     {
         if (limits.MaxEntries == 0 || firstMemberLength > limits.MaxValue)
-            return Values.NewEntry(key, hash, ValueType.SortedSet);
-        Entry* e = Values.NewEntry(key, hash, ValueType.SortedSet, NativeListpack.Create(0));
+            return Values.NewEntry(key, ValueType.SortedSet);
+        Entry* e = Values.NewEntry(key, ValueType.SortedSet, NativeListpack.Create(0));
         e->Form = ValueForm.Listpack;
         return e;
     }

@@ -30,12 +30,12 @@ public static unsafe class Values
     }
 
     /// <summary>A detached entry for <paramref name="key"/> holding a new, empty value of <paramref name="type"/>.</summary>
-    public static Entry* NewEntry(ReadOnlySpan<byte> key, uint hash, ValueType type)
+    public static Entry* NewEntry(ReadOnlySpan<byte> key, ValueType type)
     {
         if (type == ValueType.Hash)
         {
             // A hash starts as a listpack, as Redis's createHashObject.
-            Entry* hashEntry = NewEntry(key, hash, type, Hashes.NewListpack());
+            Entry* hashEntry = NewEntry(key, type, Hashes.NewListpack());
             hashEntry->Form = ValueForm.Listpack;
             return hashEntry;
         }
@@ -47,13 +47,13 @@ public static unsafe class Values
             ValueType.Stream => Streams.StreamValue.Create(),
             _ => throw new ArgumentOutOfRangeException(nameof(type), type, "strings are stored in the entry itself"),
         };
-        return NewEntry(key, hash, type, structure);
+        return NewEntry(key, type, structure);
     }
 
     /// <summary>A detached entry for <paramref name="key"/> that takes over <paramref name="structure"/>, built by the caller (the STORE forms).</summary>
-    public static Entry* NewEntry(ReadOnlySpan<byte> key, uint hash, ValueType type, void* structure)
+    public static Entry* NewEntry(ReadOnlySpan<byte> key, ValueType type, void* structure)
     {
-        Entry* e = EntryStore.Allocate(key, hash, sizeof(void*), type);
+        Entry* e = EntryStore.Allocate(key, sizeof(void*), type);
         *(void**)Entry.ValuePointer(e) = structure;
         return e;
     }

@@ -6,13 +6,14 @@ namespace Diagnostics.Server.Engine;
 
 /// <summary>
 /// One numbered database's part of one shard: the keys whose hash routes to this shard, plus a
-/// vector of the keys that have a TTL (for active expiry sampling and INFO keyspace's expires).
+/// vector of the keys that have a TTL, which holds their expiry times (for lookups, active expiry
+/// sampling and INFO keyspace's expires).
 /// Only the owning shard's executor touches it, so nothing here locks.
 /// </summary>
 public sealed unsafe class Database : IDisposable
 {
     private readonly KeyTable _keys = new();
-    private Entry** _volatile;
+    private VolatileKey* _volatile;
     private int _volatileCount;
     private int _volatileCapacity;
 
@@ -41,6 +42,14 @@ public sealed unsafe class Database : IDisposable
     public long AverageTtlMs { get; internal set; }
     public KeyTable Keys => _keys;
 
+    /// <summary>The key's absolute expiry in Unix milliseconds, 0 when it has no TTL.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public long ExpireAtOf(Entry* e) => e->VolatileIndex < 0 ? 0 : _volatile[e->VolatileIndex].ExpireAt;
+
+    /// <summary>Whether the key's TTL has passed at <paramref name="nowMs"/> (false for a key without one).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public bool IsExpired(Entry* e, long nowMs) => e->VolatileIndex >= 0 && _volatile[e->VolatileIndex].ExpireAt <= nowMs;
+
     /// <summary>Finds a live key; an expired one is deleted on the spot (lazy expiry) and reported missing.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public Entry* Lookup(ReadOnlySpan<byte> key, uint hash, long nowMs)
@@ -56,7 +65,7 @@ public sealed unsafe class Database : IDisposable
         effects?.Deleted(Index, Entry.KeyOf(*slot));
         Watched?.Touch(Entry.KeyOf(*slot));
         if (_shard?.Tracking is { Any: true } tracking)
-            tracking.KeyRemoved(Entry.KeyOf(*slot), (*slot)->Hash, _shard);
+            tracking.KeyRemoved(Entry.KeyOf(*slot), Keyspace.Hash(Entry.KeyOf(*slot)), _shard);
         effects?.Notify(KeyspaceEventTypes.Expired, "expired"u8, Entry.KeyOf(*slot), Index);
         RemoveAt(slot);
         ExpiredKeys++;
@@ -77,14 +86,14 @@ public sealed unsafe class Database : IDisposable
         effects?.Deleted(Index, Entry.KeyOf(*slot));
         Watched?.Touch(Entry.KeyOf(*slot));
         if (_shard?.Tracking is { Any: true } tracking)
-            tracking.KeyRemoved(Entry.KeyOf(*slot), (*slot)->Hash, _shard);
+            tracking.KeyRemoved(Entry.KeyOf(*slot), Keyspace.Hash(Entry.KeyOf(*slot)), _shard);
         effects?.Notify(KeyspaceEventTypes.Evicted, "evicted"u8, Entry.KeyOf(*slot), Index);
         RemoveAt(slot);
         return bytes;
     }
 
     /// <summary>A random key that has a TTL, or null (volatile-* eviction sampling).</summary>
-    public Entry* RandomVolatile(Random random) => _volatileCount == 0 ? null : _volatile[random.Next(_volatileCount)];
+    public Entry* RandomVolatile(Random random) => _volatileCount == 0 ? null : _volatile[random.Next(_volatileCount)].Entry;
 
     /// <summary>
     /// The bytes held for <paramref name="e"/> (MEMORY USAGE): its block as charged by the
@@ -101,7 +110,7 @@ public sealed unsafe class Database : IDisposable
     }
 
     /// <summary>Bytes of the vector that indexes the keys with a TTL (MEMORY STATS overhead.hashtable.expires).</summary>
-    public long VolatileVectorBytes => (long)_volatileCapacity * sizeof(Entry*);
+    public long VolatileVectorBytes => (long)_volatileCapacity * sizeof(VolatileKey);
 
     /// <summary>Like <see cref="Lookup"/> but returns the slot, for callers that replace or remove the entry.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -110,8 +119,7 @@ public sealed unsafe class Database : IDisposable
         Entry** slot = _keys.FindSlot(key, hash);
         if (slot == null)
             return null;
-        Entry* e = *slot;
-        if (e->ExpireAt != 0 && e->ExpireAt <= nowMs)
+        if (IsExpired(*slot, nowMs))
         {
             if (_shard is { Cron.ReplicaMode: true })
             {
@@ -143,21 +151,22 @@ public sealed unsafe class Database : IDisposable
     /// <summary>Adds a key known to be absent.</summary>
     public Entry* AddString(ReadOnlySpan<byte> key, uint hash, ReadOnlySpan<byte> value, long expireAt)
     {
-        Entry* e = EntryStore.AllocateString(key, hash, value);
-        _keys.Insert(e);
+        Entry* e = EntryStore.AllocateString(key, value);
+        _keys.Insert(e, hash);
         if (expireAt > 0)
             SetExpire(e, expireAt);
         Effects?.Notify(KeyspaceEventTypes.New, "new"u8, key, Index);
         return e;
     }
 
-    /// <summary>Adds an entry built by the caller whose key is known to be absent.</summary>
-    public void Add(Entry* e)
+    /// <summary>
+    /// Adds an entry built by the caller (or detached from another database) whose key, of hash
+    /// <paramref name="hash"/>, is known to be absent; <paramref name="expireAt"/>: its TTL, 0 for none.
+    /// </summary>
+    public void Add(Entry* e, uint hash, long expireAt = 0)
     {
-        long expireAt = e->ExpireAt;
-        e->ExpireAt = 0;
         e->VolatileIndex = -1;
-        _keys.Insert(e);
+        _keys.Insert(e, hash);
         if (expireAt > 0)
             SetExpire(e, expireAt);
         var effects = Effects;
@@ -218,7 +227,7 @@ public sealed unsafe class Database : IDisposable
         }
         else
         {
-            Entry* fresh = EntryStore.AllocateString(Entry.KeyOf(e), e->Hash, value);
+            Entry* fresh = EntryStore.AllocateString(Entry.KeyOf(e), value);
             e = ReplaceEntry(slot, fresh);
         }
         e->AccessClock = LruClock.Now;
@@ -235,11 +244,10 @@ public sealed unsafe class Database : IDisposable
     {
         Entry* old = *slot;
         KeyTable.Replace(slot, fresh);
-        fresh->ExpireAt = old->ExpireAt;
         fresh->VolatileIndex = old->VolatileIndex;
         fresh->Frequency = old->Frequency;
         if (fresh->VolatileIndex >= 0)
-            _volatile[fresh->VolatileIndex] = fresh;
+            _volatile[fresh->VolatileIndex].Entry = fresh;
         EntryStore.Free(old);
         return fresh;
     }
@@ -253,7 +261,7 @@ public sealed unsafe class Database : IDisposable
             e->ValueLength = valueLength;
             return e;
         }
-        Entry* fresh = EntryStore.Allocate(Entry.KeyOf(e), e->Hash, valueLength, e->Type);
+        Entry* fresh = EntryStore.Allocate(Entry.KeyOf(e), valueLength, e->Type);
         int keep = Math.Min(valueLength, e->ValueLength);
         Entry.ValueOf(e)[..keep].CopyTo(Entry.ValueOf(fresh));
         return ReplaceEntry(slot, fresh);
@@ -269,21 +277,18 @@ public sealed unsafe class Database : IDisposable
     }
 
     /// <summary>Unlinks and frees the entry at <paramref name="slot"/>.</summary>
-    public void RemoveAt(Entry** slot) => EntryStore.Free(Detach(slot));
+    public void RemoveAt(Entry** slot) => EntryStore.Free(Detach(slot, out _));
 
     /// <summary>
-    /// Unlinks the entry at <paramref name="slot"/> without freeing it (MOVE, RENAME). The entry
-    /// keeps its ExpireAt so <see cref="Add"/> in another database registers the TTL again.
+    /// Unlinks the entry at <paramref name="slot"/> without freeing it (MOVE, RENAME), giving its
+    /// TTL (0 for none) in <paramref name="expireAt"/> for <see cref="Add"/> in another database.
     /// </summary>
-    public Entry* Detach(Entry** slot)
+    public Entry* Detach(Entry** slot, out long expireAt)
     {
         Entry* e = _keys.Unlink(slot);
+        expireAt = ExpireAtOf(e);
         if (e->VolatileIndex >= 0)
-        {
-            long expireAt = e->ExpireAt;
             RemoveVolatile(e);
-            e->ExpireAt = expireAt;
-        }
         return e;
     }
 
@@ -294,32 +299,32 @@ public sealed unsafe class Database : IDisposable
         {
             if (e->VolatileIndex >= 0)
                 RemoveVolatile(e);
-            e->ExpireAt = 0;
             return;
         }
-        e->ExpireAt = expireAt;
         if (e->VolatileIndex >= 0)
+        {
+            _volatile[e->VolatileIndex].ExpireAt = expireAt;
             return;
+        }
         if (_volatileCount == _volatileCapacity)
             GrowVolatile();
         e->VolatileIndex = _volatileCount;
-        _volatile[_volatileCount++] = e;
+        _volatile[_volatileCount++] = new VolatileKey { Entry = e, ExpireAt = expireAt };
     }
 
     private void RemoveVolatile(Entry* e)
     {
         int index = e->VolatileIndex;
-        Entry* last = _volatile[--_volatileCount];
+        VolatileKey last = _volatile[--_volatileCount];
         _volatile[index] = last;
-        last->VolatileIndex = index;
+        last.Entry->VolatileIndex = index;
         e->VolatileIndex = -1;
-        e->ExpireAt = 0;
     }
 
     private void GrowVolatile()
     {
         int capacity = Math.Max(16, _volatileCapacity * 2);
-        _volatile = (Entry**)TrackedAllocator.Realloc((byte*)_volatile, (nuint)(capacity * sizeof(Entry*)));
+        _volatile = (VolatileKey*)TrackedAllocator.Realloc((byte*)_volatile, (nuint)(capacity * sizeof(VolatileKey)));
         _volatileCapacity = capacity;
     }
 
@@ -335,16 +340,16 @@ public sealed unsafe class Database : IDisposable
         int ttlCount = 0;
         for (int i = 0; i < samples && _volatileCount > 0; i++)
         {
-            Entry* e = _volatile[random.Next(_volatileCount)];
+            VolatileKey key = _volatile[random.Next(_volatileCount)];
             sampled++;
-            if (e->ExpireAt <= nowMs)
+            if (key.ExpireAt <= nowMs)
             {
-                RemoveExpired(_keys.FindSlot(Entry.KeyOf(e), e->Hash));
+                RemoveExpired(_keys.FindSlot(Entry.KeyOf(key.Entry), Keyspace.Hash(Entry.KeyOf(key.Entry))));
                 expired++;
             }
             else
             {
-                ttlSum += e->ExpireAt - nowMs;
+                ttlSum += key.ExpireAt - nowMs;
                 ttlCount++;
             }
         }
@@ -370,7 +375,7 @@ public sealed unsafe class Database : IDisposable
         if (_volatileCapacity > 64 && _volatileCount < _volatileCapacity / 8)
         {
             int capacity = Math.Max(16, _volatileCapacity / 2);
-            _volatile = (Entry**)TrackedAllocator.Realloc((byte*)_volatile, (nuint)(capacity * sizeof(Entry*)));
+            _volatile = (VolatileKey*)TrackedAllocator.Realloc((byte*)_volatile, (nuint)(capacity * sizeof(VolatileKey)));
             _volatileCapacity = capacity;
         }
     }

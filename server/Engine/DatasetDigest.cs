@@ -96,7 +96,7 @@ public static unsafe class DatasetDigest
                 Stream(Values.Stream(e), digest);
                 break;
         }
-        if (e->ExpireAt != 0)
+        if (e->HasExpiry)
             Xor(digest, "!!expire!!"u8);
     }
 

@@ -47,20 +47,21 @@ public enum ValueForm : byte
 /// One key and its value in a single native block: this header, then the key bytes, then the
 /// value bytes (for strings) or a pointer to the value's own structure (other types).
 /// One block per key keeps lookups to one cache miss after the bucket and costs one allocation.
+/// The header holds only what every key needs (28 bytes, so a 12-byte key and a value pointer
+/// fit glibc's 56-byte chunk): a TTL lives in the database's volatile-key vector beside the
+/// entry's index there, and the key's hash is computed again where a rehash needs it, as
+/// Redis's dict does, rather than stored in every key.
 /// </summary>
-[StructLayout(LayoutKind.Sequential)]
+[StructLayout(LayoutKind.Sequential, Pack = 4)]
 public unsafe struct Entry
 {
-    public const int HeaderSize = 40;
+    public const int HeaderSize = 28;
 
     /// <summary>Next entry in the same hash bucket.</summary>
     public Entry* Next;
-    /// <summary>Absolute expiry in Unix milliseconds; 0 when the key is persistent.</summary>
-    public long ExpireAt;
-    public uint Hash;
     public int KeyLength;
     public int ValueLength;
-    /// <summary>Slot in the database's volatile-key vector, or -1.</summary>
+    /// <summary>Slot in the database's volatile-key vector (which holds the expiry time), or -1: no TTL.</summary>
     public int VolatileIndex;
     /// <summary>LRU clock in seconds at the last access (OBJECT IDLETIME, LRU eviction).</summary>
     public uint AccessClock;
@@ -70,6 +71,13 @@ public unsafe struct Entry
     /// <summary>Logarithmic access counter (OBJECT FREQ, LFU eviction).</summary>
     public byte Frequency;
     public EntryFlags Flags;
+
+    /// <summary>Whether the key has a TTL (its time is in the database's volatile-key vector).</summary>
+    public readonly bool HasExpiry
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => VolatileIndex >= 0;
+    }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static ReadOnlySpan<byte> KeyOf(Entry* entry) => new((byte*)entry + HeaderSize, entry->KeyLength);

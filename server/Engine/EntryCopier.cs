@@ -10,12 +10,13 @@ namespace Diagnostics.Server.Engine;
 public static unsafe class EntryCopier
 {
     /// <summary>
-    /// Returns a detached entry named <paramref name="key"/> that takes over the value, TTL and
-    /// access statistics of the detached <paramref name="entry"/>, whose block is released.
+    /// Returns a detached entry named <paramref name="key"/> that takes over the value and access
+    /// statistics of the detached <paramref name="entry"/>, whose block is released (the TTL is
+    /// the database's: <see cref="Database.Detach"/> gives it, <see cref="Database.Add"/> takes it).
     /// </summary>
-    public static Entry* Rekey(Entry* entry, ReadOnlySpan<byte> key, uint hash)
+    public static Entry* Rekey(Entry* entry, ReadOnlySpan<byte> key)
     {
-        Entry* fresh = CopyBlock(entry, key, hash);
+        Entry* fresh = CopyBlock(entry, key);
         // Only the block: for strings the value bytes were copied; for other types the value area
         // holds a pointer to the value's structure, which now belongs to the fresh entry.
         TrackedAllocator.Free((byte*)entry);
@@ -24,11 +25,11 @@ public static unsafe class EntryCopier
 
     /// <summary>
     /// A detached, independent copy of <paramref name="entry"/> named <paramref name="key"/>,
-    /// with the same TTL (COPY keeps it, as Redis does).
+    /// (COPY keeps the TTL, as Redis does: the caller adds it with the source's).
     /// </summary>
-    public static Entry* Clone(Entry* entry, ReadOnlySpan<byte> key, uint hash)
+    public static Entry* Clone(Entry* entry, ReadOnlySpan<byte> key)
     {
-        Entry* fresh = CopyBlock(entry, key, hash);
+        Entry* fresh = CopyBlock(entry, key);
         if (entry->Type != ValueType.String)
             DataTypes.Values.CopyStructure(entry, fresh);
         fresh->AccessClock = LruClock.Now;
@@ -36,11 +37,10 @@ public static unsafe class EntryCopier
         return fresh;
     }
 
-    private static Entry* CopyBlock(Entry* entry, ReadOnlySpan<byte> key, uint hash)
+    private static Entry* CopyBlock(Entry* entry, ReadOnlySpan<byte> key)
     {
-        Entry* fresh = EntryStore.Allocate(key, hash, entry->ValueLength, entry->Type);
+        Entry* fresh = EntryStore.Allocate(key, entry->ValueLength, entry->Type);
         new ReadOnlySpan<byte>(Entry.ValuePointer(entry), entry->ValueLength).CopyTo(Entry.ValueOf(fresh));
-        fresh->ExpireAt = entry->ExpireAt;
         fresh->AccessClock = entry->AccessClock;
         fresh->Frequency = entry->Frequency;
         fresh->Flags = entry->Flags;

@@ -5,23 +5,21 @@ namespace Diagnostics.Server.Engine;
 /// <summary>Allocation and release of <see cref="Entry"/> blocks through the tracked allocator.</summary>
 public static unsafe class EntryStore
 {
-    public static Entry* AllocateString(ReadOnlySpan<byte> key, uint hash, ReadOnlySpan<byte> value)
+    public static Entry* AllocateString(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value)
     {
-        Entry* e = Allocate(key, hash, value.Length, ValueType.String);
+        Entry* e = Allocate(key, value.Length, ValueType.String);
         value.CopyTo(Entry.ValueOf(e));
         return e;
     }
 
     /// <summary>A new entry with room for <paramref name="valueLength"/> value bytes, left for the caller to fill.</summary>
-    public static Entry* Allocate(ReadOnlySpan<byte> key, uint hash, int valueLength, ValueType type)
+    public static Entry* Allocate(ReadOnlySpan<byte> key, int valueLength, ValueType type)
     {
         long size = Entry.BlockSize(key.Length, valueLength);
         if (size > TrackedAllocator.MaxBlockBytes)
             throw new BlockTooLargeException(size);
         Entry* e = (Entry*)TrackedAllocator.Alloc((nuint)size);
         e->Next = null;
-        e->ExpireAt = 0;
-        e->Hash = hash;
         e->KeyLength = key.Length;
         e->ValueLength = valueLength;
         e->VolatileIndex = -1;

@@ -8,7 +8,10 @@ namespace Diagnostics.Server.Engine;
 /// A chained hash table of <see cref="Entry"/> blocks, with bucket arrays in tracked native
 /// memory. It grows by incremental rehashing, as Redis's dict does: a second table is allocated
 /// and buckets migrate a few at a time on each operation and in the shard's cron, so no single
-/// command pays for moving a million keys. Owned by one shard executor; not thread-safe.
+/// command pays for moving a million keys. Entries do not store their hash (it would cost every
+/// key 4 bytes): a lookup compares lengths and bytes along a chain that averages under one entry,
+/// and a rehash hashes each key it moves again (<see cref="Keyspace.Hash"/>).
+/// Owned by one shard executor; not thread-safe.
 /// </summary>
 public sealed unsafe class KeyTable : IDisposable
 {
@@ -64,28 +67,29 @@ public sealed unsafe class KeyTable : IDisposable
         while (*slot != null)
         {
             Entry* e = *slot;
-            if (e->Hash == hash && e->KeyLength == key.Length && Entry.KeyOf(e).SequenceEqual(key))
+            if (e->KeyLength == key.Length && Entry.KeyOf(e).SequenceEqual(key))
                 return slot;
             slot = &e->Next;
         }
         return null;
     }
 
-    /// <summary>Adds an entry whose key is known to be absent.</summary>
-    public void Insert(Entry* entry)
+    /// <summary>Adds an entry whose key, of hash <paramref name="hash"/>, is known to be absent.</summary>
+    public void Insert(Entry* entry, uint hash)
     {
+        Debug.Assert(hash == Keyspace.Hash(Entry.KeyOf(entry)), "an entry inserted under another key's hash would never be found");
         using var use = Use();
         ExpandIfNeeded();
         if (_rehashIndex >= 0)
         {
-            Entry** bucket = &_table1[entry->Hash & (_size1 - 1)];
+            Entry** bucket = &_table1[hash & (_size1 - 1)];
             entry->Next = *bucket;
             *bucket = entry;
             _used1++;
         }
         else
         {
-            Entry** bucket = &_table0[entry->Hash & (_size0 - 1)];
+            Entry** bucket = &_table0[hash & (_size0 - 1)];
             entry->Next = *bucket;
             *bucket = entry;
             _used0++;
@@ -124,7 +128,7 @@ public sealed unsafe class KeyTable : IDisposable
             return true;
         if (slot >= _table0 && slot < _table0 + _size0)
             return false;
-        long bucket = e->Hash & (_size0 - 1);
+        long bucket = Keyspace.Hash(Entry.KeyOf(e)) & (_size0 - 1);
         if (bucket < _rehashIndex)
             return true;
         for (Entry* x = _table0[bucket]; x != null; x = x->Next)
@@ -243,7 +247,7 @@ public sealed unsafe class KeyTable : IDisposable
             while (e != null)
             {
                 Entry* next = e->Next;
-                Entry** bucket = &_table1[e->Hash & mask1];
+                Entry** bucket = &_table1[Keyspace.Hash(Entry.KeyOf(e)) & mask1];
                 e->Next = *bucket;
                 *bucket = e;
                 _used0--;

@@ -102,7 +102,7 @@ public sealed unsafe class ShardEviction
                     continue;
                 var db = databases[candidate.Database];
                 Entry** slot = db.Keys.FindSlot(candidate.KeySpan, candidate.Hash);
-                if (slot != null && (allKeys || (*slot)->ExpireAt != 0))
+                if (slot != null && (allKeys || (*slot)->HasExpiry))
                 {
                     database = db;
                     return slot;
@@ -126,7 +126,7 @@ public sealed unsafe class ShardEviction
             else if ((policy & EvictionPolicy.Lfu) != 0)
                 score = 255 - LfuCounter.Decayed(e->Frequency, e->AccessClock);
             else
-                score = long.MaxValue - e->ExpireAt; // nearer expiry scores higher
+                score = long.MaxValue - db.ExpireAtOf(e); // nearer expiry scores higher
             Insert(pool, score, dbIndex, e);
         }
     }
@@ -134,9 +134,10 @@ public sealed unsafe class ShardEviction
     private static void Insert(Candidate[] pool, long score, int dbIndex, Entry* e)
     {
         ReadOnlySpan<byte> key = Entry.KeyOf(e);
+        uint hash = Keyspace.Hash(key);
         // A key sampled again is already in: once evicted its copy would only be a ghost.
         foreach (var candidate in pool)
-            if (candidate.Used && candidate.Hash == e->Hash && candidate.Database == dbIndex && candidate.KeySpan.SequenceEqual(key))
+            if (candidate.Used && candidate.Hash == hash && candidate.Database == dbIndex && candidate.KeySpan.SequenceEqual(key))
                 return;
 
         int k = 0;
@@ -168,7 +169,7 @@ public sealed unsafe class ShardEviction
             target.Key = new byte[key.Length]; // keys longer than Redis's cached size: grown once, then reused
         key.CopyTo(target.Key);
         target.KeyLength = key.Length;
-        target.Hash = e->Hash;
+        target.Hash = hash;
         target.Database = dbIndex;
         target.Score = score;
         target.Used = true;
@@ -186,7 +187,7 @@ public sealed unsafe class ShardEviction
             if (e == null)
                 continue;
             database = db;
-            return db.Keys.FindSlot(Entry.KeyOf(e), e->Hash);
+            return db.Keys.FindSlot(Entry.KeyOf(e), Keyspace.Hash(Entry.KeyOf(e)));
         }
         database = null;
         return null;

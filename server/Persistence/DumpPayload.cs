@@ -91,10 +91,10 @@ internal static unsafe class DumpPayload
             _built = null;
         }
 
-        protected override void Built(Entry* e) => _built = e;
+        protected override void Built(Entry* e, long expireAt) => _built = e; // RESTORE takes the TTL from its arguments
 
         public override void String(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, long expireAtUnixMs)
-            => _built = EntryStore.AllocateString(key, Keyspace.Hash(key), value);
+            => _built = EntryStore.AllocateString(key, value);
 
         // A payload holds no opcodes: the reader never reports these for one value.
         public override void SelectDatabase(int index) { }

@@ -37,7 +37,7 @@ public static unsafe class KeyspaceDumper
                     output.EndCommand();
                     selected = true;
                 }
-                var visitor = new DumpVisitor(output, db, nowMs, drain, drainBytes);
+                var visitor = new DumpVisitor(output, database, db, nowMs, drain, drainBytes);
                 database.Keys.ForEach(ref visitor);
                 keys += visitor.Keys;
             }
@@ -48,36 +48,37 @@ public static unsafe class KeyspaceDumper
     /// <summary>Elements per command for aggregates, as Redis's AOF_REWRITE_ITEMS_PER_CMD: big values become several commands.</summary>
     private const int ItemsPerCommand = 64;
 
-    private struct DumpVisitor(AofRecordBuffer output, int db, long nowMs, Action<AofRecordBuffer>? drain, int drainBytes) : IEntryVisitor
+    private struct DumpVisitor(AofRecordBuffer output, Database database, int db, long nowMs, Action<AofRecordBuffer>? drain, int drainBytes) : IEntryVisitor
     {
         public long Keys;
 
         public void Visit(Entry* e)
         {
-            if (e->ExpireAt != 0 && e->ExpireAt <= nowMs)
+            long expireAt = database.ExpireAtOf(e);
+            if (expireAt != 0 && expireAt <= nowMs)
                 return;
             if (e->Type == Engine.ValueType.String)
             {
-                output.BeginCommand(db, e->ExpireAt != 0 ? 5 : 3);
+                output.BeginCommand(db, expireAt != 0 ? 5 : 3);
                 output.Argument("SET"u8);
                 output.Argument(Entry.KeyOf(e));
                 output.Argument(Entry.ValueOf(e));
-                if (e->ExpireAt != 0)
+                if (expireAt != 0)
                 {
                     output.Argument("PXAT"u8);
-                    output.Argument(e->ExpireAt);
+                    output.Argument(expireAt);
                 }
                 output.EndCommand();
             }
             else
             {
                 WriteAggregate(e);
-                if (e->ExpireAt != 0)
+                if (expireAt != 0)
                 {
                     output.BeginCommand(db, 3);
                     output.Argument("PEXPIREAT"u8);
                     output.Argument(Entry.KeyOf(e));
-                    output.Argument(e->ExpireAt);
+                    output.Argument(expireAt);
                     output.EndCommand();
                 }
             }

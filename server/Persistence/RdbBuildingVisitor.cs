@@ -10,8 +10,8 @@ namespace Diagnostics.Server.Persistence;
 /// </summary>
 internal abstract unsafe class RdbBuildingVisitor(RdbEntryBuilder builder) : IRdbVisitor
 {
-    /// <summary>A finished value (null when the builder dropped it, e.g. an empty collection).</summary>
-    protected abstract void Built(Entry* e);
+    /// <summary>A finished value (null when the builder dropped it, e.g. an empty collection) and its TTL (0: none).</summary>
+    protected abstract void Built(Entry* e, long expireAt);
 
     public abstract void SelectDatabase(int index);
     public abstract void ResizeDatabase(long keys, long expires);
@@ -34,7 +34,7 @@ internal abstract unsafe class RdbBuildingVisitor(RdbEntryBuilder builder) : IRd
     public void SetMember(ReadOnlySpan<byte> member) => builder.SetMember(member);
     public void HashField(ReadOnlySpan<byte> field, ReadOnlySpan<byte> value) => builder.HashField(field, value);
     public void SortedSetMember(ReadOnlySpan<byte> member, double score) => builder.SortedSetMember(member, score);
-    public void EndCollection() => Built(builder.EndCollection());
+    public void EndCollection() => Built(builder.EndCollection(), builder.ExpireAt);
 
     public void BeginStream(ReadOnlySpan<byte> key, long expireAtUnixMs) => builder.BeginStream(key, expireAtUnixMs);
     public void StreamNode(StreamId master, ReadOnlySpan<byte> listpack) => builder.StreamNode(master, listpack);
@@ -46,7 +46,7 @@ internal abstract unsafe class RdbBuildingVisitor(RdbEntryBuilder builder) : IRd
     public void StreamGroupPending(StreamId id, long deliveryTimeUnixMs, long deliveryCount) => builder.StreamGroupPending(id, deliveryTimeUnixMs, deliveryCount);
     public void StreamConsumer(ReadOnlySpan<byte> name, long seenTimeUnixMs) => builder.StreamConsumer(name, seenTimeUnixMs);
     public void StreamConsumerPending(StreamId id) => builder.StreamConsumerPending(id);
-    public void EndStream() => Built(builder.EndStream());
+    public void EndStream() => Built(builder.EndStream(), builder.ExpireAt);
 
     /// <summary>Frees a value a failed read left half built.</summary>
     public virtual void Abandon() => builder.Abandon();

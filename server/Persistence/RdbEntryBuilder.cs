@@ -33,6 +33,9 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
     private byte _encoding;
     private readonly SetLimits _setLimits = SetLimits.From(config);
     private long _expireAt;
+
+    /// <summary>The TTL (absolute Unix ms, 0 for none) of the value last begun, for whoever adds the finished entry.</summary>
+    public long ExpireAt => _expireAt;
     private HashLimits _hashLimits;
     private bool _checkHashLengths;
     private FieldTable* _hashFields;
@@ -53,7 +56,7 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
         if (kind == RdbCollection.Set)
         {
             _expireAt = expireAtUnixMs;
-            _building = Sets.NewEntry(key, Keyspace.Hash(key), SetFormFor(sizeHint));
+            _building = Sets.NewEntry(key, SetFormFor(sizeHint));
             return;
         }
         var type = kind switch
@@ -63,7 +66,7 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
             RdbCollection.Hash => ValueType.Hash,
             _ => ValueType.SortedSet,
         };
-        _building = Values.NewEntry(key, Keyspace.Hash(key), type);
+        _building = Values.NewEntry(key, type);
         if (type == ValueType.List)
             Values.List(_building)->Configure(config.ListMaxListpackSize, config.ListCompressDepth);
         _expireAt = expireAtUnixMs;
@@ -206,7 +209,6 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
         if (e->Type == ValueType.Set && e->Form == ValueForm.Listpack && Sets.Count(e) > _setLimits.ListpackEntries)
             Sets.ConvertToTable(e);
         _encoding = 0;
-        e->ExpireAt = _expireAt;
         return e;
     }
 
@@ -232,7 +234,7 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
     public void BeginStream(ReadOnlySpan<byte> key, long expireAtUnixMs)
     {
         Abandon();
-        _building = Values.NewEntry(key, Keyspace.Hash(key), ValueType.Stream);
+        _building = Values.NewEntry(key, ValueType.Stream);
         _expireAt = expireAtUnixMs;
         _group = null;
         _consumer = null;
@@ -321,7 +323,6 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
             }
         Entry* e = _building;
         _building = null;
-        e->ExpireAt = _expireAt;
         return e;
     }
 

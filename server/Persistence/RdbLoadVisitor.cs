@@ -62,20 +62,21 @@ internal sealed unsafe class RdbLoadVisitor(Keyspace keyspace, Configuration.Ser
     /// Adds a built value (none: an empty collection, which Redis skips when loading as it cannot
     /// exist); a key twice in the file: the later one wins, as for strings.
     /// </summary>
-    protected override void Built(Entry* e)
+    protected override void Built(Entry* e, long expireAt)
     {
         if (e == null)
             return;
-        if (DropsExpired(e->ExpireAt))
+        if (DropsExpired(expireAt))
         {
             EntryStore.Free(e);
             return;
         }
-        var database = keyspace.ShardOf(e->Hash).Databases[_database];
-        Entry** slot = database.LookupSlot(Entry.KeyOf(e), e->Hash, 0);
+        uint hash = Keyspace.Hash(Entry.KeyOf(e));
+        var database = keyspace.ShardOf(hash).Databases[_database];
+        Entry** slot = database.LookupSlot(Entry.KeyOf(e), hash, 0);
         if (slot != null)
             database.RemoveAt(slot);
-        database.Add(e);
+        database.Add(e, hash, expireAt);
         Keys++;
     }
 

@@ -203,20 +203,21 @@ public sealed unsafe partial class RdbWriter : IDisposable
     // ---- keys -----------------------------------------------------------------------------------
 
     /// <summary>
-    /// One key as rdbSaveKeyValuePair writes it: its expiry (ms), the access hint the options ask
-    /// for, the value's type, the key's name, the value. A key whose expiry is at or before
-    /// <paramref name="nowMs"/> is skipped (false); pass 0 to write every key, expired ones
-    /// included, as Redis 7.0's SAVE does (a loading master drops them).
+    /// One key as rdbSaveKeyValuePair writes it: its expiry (<paramref name="expireAt"/>, absolute
+    /// ms, 0 for none), the access hint the options ask for, the value's type, the key's name, the
+    /// value. A key whose expiry is at or before <paramref name="nowMs"/> is skipped (false); pass
+    /// 0 to write every key, expired ones included, as Redis 7.0's SAVE does (a loading master
+    /// drops them).
     /// </summary>
-    public bool WriteKey(Entry* e, long nowMs)
+    public bool WriteKey(Entry* e, long expireAt, long nowMs)
     {
-        if (e->ExpireAt != 0 && e->ExpireAt <= nowMs)
+        if (expireAt != 0 && expireAt <= nowMs)
             return false;
-        if (e->ExpireAt != 0)
+        if (expireAt != 0)
         {
             WriteByte(OpcodeExpireTimeMs);
             Ensure(8);
-            BinaryPrimitives.WriteInt64LittleEndian(new Span<byte>(_data + _length, 8), e->ExpireAt);
+            BinaryPrimitives.WriteInt64LittleEndian(new Span<byte>(_data + _length, 8), expireAt);
             _length += 8;
         }
         switch (Options.KeyHint)

@@ -78,8 +78,9 @@ public sealed class Transaction : IDisposable
             if (expiredAtWatch)
                 continue;
             uint hash = Keyspace.Hash(key);
-            Entry* e = keyspace.ShardOf(hash).Databases[database].Keys.Find(key, hash);
-            if (e != null && e->ExpireAt != 0 && e->ExpireAt <= nowMs)
+            Database db = keyspace.ShardOf(hash).Databases[database];
+            Entry* e = db.Keys.Find(key, hash);
+            if (e != null && db.IsExpired(e, nowMs))
                 return true;
         }
         return false;

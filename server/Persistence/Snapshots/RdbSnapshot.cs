@@ -112,7 +112,7 @@ public sealed unsafe class RdbSnapshot : ShardCapture, IDisposable
                     continue;
                 part.WriteSelectDb(db);
                 part.WriteResizeDb(database.Count, database.ExpiresCount);
-                var visitor = new PartVisitor(part);
+                var visitor = new PartVisitor(part, database);
                 database.Keys.ForEach(ref visitor);
                 keys += visitor.Keys;
             }
@@ -137,14 +137,14 @@ public sealed unsafe class RdbSnapshot : ShardCapture, IDisposable
         }
     }
 
-    private struct PartVisitor(RdbWriter part) : IEntryVisitor
+    private struct PartVisitor(RdbWriter part, Database database) : IEntryVisitor
     {
         public long Keys;
 
         // Every key, expired or not, as Redis 7.0's SAVE writes them: a loading master drops them.
         public void Visit(Entry* entry)
         {
-            part.WriteKey(entry, nowMs: 0);
+            part.WriteKey(entry, database.ExpireAtOf(entry), nowMs: 0);
             Keys++;
         }
     }

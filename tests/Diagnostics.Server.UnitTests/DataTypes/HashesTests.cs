@@ -30,7 +30,7 @@ public sealed unsafe class HashesTests
     {
         var random = new Random(2026);
         var limits = new HashLimits(MaxEntries: 40, MaxValue: 64);
-        Entry* e = Values.NewEntry("h"u8, 1, ValueType.Hash);
+        Entry* e = Values.NewEntry("h"u8, ValueType.Hash);
         var order = new List<string>();
         var model = new Dictionary<string, string>();
         try
@@ -85,7 +85,7 @@ public sealed unsafe class HashesTests
     public void ALongFieldOrValueConvertsBeforeTheWriteAndIntegersReadAsText()
     {
         var limits = new HashLimits(128, 4);
-        Entry* e = Values.NewEntry("h"u8, 1, ValueType.Hash);
+        Entry* e = Values.NewEntry("h"u8, ValueType.Hash);
         try
         {
             Assert.True(Hashes.Set(e, B("-17"), B("9000000000"), limits)); // 10 digits, but stored as an integer: still text of 10 > 4
@@ -96,7 +96,7 @@ public sealed unsafe class HashesTests
             EntryStore.Free(e);
         }
 
-        e = Values.NewEntry("h"u8, 1, ValueType.Hash);
+        e = Values.NewEntry("h"u8, ValueType.Hash);
         try
         {
             Assert.True(Hashes.Set(e, B("-17"), B("4095"), limits));

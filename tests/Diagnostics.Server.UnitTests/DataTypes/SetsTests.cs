@@ -27,7 +27,7 @@ public sealed unsafe class SetsTests
         {
             var model = new HashSet<string>(StringComparer.Ordinal);
             string first = Member(random);
-            Entry* e = Sets.NewEntry("k"u8, 1, Bytes(first), 1, Limits);
+            Entry* e = Sets.NewEntry("k"u8, Bytes(first), 1, Limits);
             ValueForm expected = IsInteger(first) ? ValueForm.Intset : ValueForm.Listpack;
             Assert.Equal(expected, e->Form);
             try
@@ -104,7 +104,7 @@ public sealed unsafe class SetsTests
     [Fact]
     public void IntsetOfIntegersOnlyFromAnyForm()
     {
-        Entry* e = Sets.NewEntry("k"u8, 1, ValueForm.Listpack);
+        Entry* e = Sets.NewEntry("k"u8, ValueForm.Listpack);
         try
         {
             foreach (string m in new[] { "5", "-3", "100" })

@@ -26,7 +26,7 @@ public sealed unsafe class SortedSetFormsTests
         for (int round = 0; round < 40; round++)
         {
             var model = new Dictionary<string, double>(StringComparer.Ordinal);
-            Entry* e = SortedSets.NewEntry("k"u8, 1, 1, Limits);
+            Entry* e = SortedSets.NewEntry("k"u8, 1, Limits);
             bool exceeded = false;
             try
             {
@@ -91,7 +91,7 @@ public sealed unsafe class SortedSetFormsTests
     [Fact]
     public void ScoresAreStoredAsRedisStoresThem()
     {
-        Entry* e = SortedSets.NewEntry("k"u8, 1, 1, SortedSetLimits.Default);
+        Entry* e = SortedSets.NewEntry("k"u8, 1, SortedSetLimits.Default);
         try
         {
             foreach (var (member, score) in new[] { ("a", 1.0), ("b", -0.0), ("c", 1.5), ("d", double.PositiveInfinity), ("e", 1e-300), ("f", 1e19), ("i", 4611686018427387904.0), ("g", 0.1), ("h", 1e17) })
@@ -119,7 +119,7 @@ public sealed unsafe class SortedSetFormsTests
     public void PackBuildsTheListpackInsertsWouldBuild()
     {
         SortedSetValue* set = SortedSetValue.Create();
-        Entry* e = SortedSets.NewEntry("k"u8, 1, 1, SortedSetLimits.Default);
+        Entry* e = SortedSets.NewEntry("k"u8, 1, SortedSetLimits.Default);
         try
         {
             for (int i = 0; i < 50; i++)

@@ -213,7 +213,7 @@ public sealed unsafe class RdbWriterTests
                 part.WriteResizeDb(keys, expires);
                 foreach (var shard in shards)
                 {
-                    var visitor = new KeyWriter(part);
+                    var visitor = new KeyWriter(part, shard.Databases[db]);
                     shard.Databases[db].Keys.ForEach(ref visitor);
                     written += visitor.Written;
                     crc = part.UpdateChecksum(crc);
@@ -233,13 +233,13 @@ public sealed unsafe class RdbWriterTests
         }
     }
 
-    private struct KeyWriter(RdbWriter writer) : IEntryVisitor
+    private struct KeyWriter(RdbWriter writer, Database database) : IEntryVisitor
     {
         public long Written;
 
         public void Visit(Entry* e)
         {
-            if (writer.WriteKey(e, 0))
+            if (writer.WriteKey(e, database.ExpireAtOf(e), 0))
                 Written++;
         }
     }
