@@ -204,7 +204,7 @@ public static unsafe class ScanCommands
         public int Count;
         /// <summary>The database being scanned, which holds the keys' TTLs.</summary>
         public Database Database = first;
-        private readonly long NowMs = nowMs;
+        private readonly long _nowMs = nowMs;
         /// <summary>Entries looked at, matching or not: what COUNT bounds, as in Redis 7.2.</summary>
         public long Sampled;
         private byte* _pattern;
@@ -240,7 +240,7 @@ public static unsafe class ScanCommands
             }
             // The TTL is checked here, where the entry's database is known: blocks are 8-byte
             // aligned, so the low bit is free to mark an expired one.
-            Items[Count++] = (nint)entry | (Database.IsExpired(entry, NowMs) ? ExpiredMark : 0);
+            Items[Count++] = (nint)entry | (Database.IsExpired(entry, _nowMs) ? ExpiredMark : 0);
         }
 
         private const nint ExpiredMark = 1;
