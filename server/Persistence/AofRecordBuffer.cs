@@ -156,8 +156,13 @@ public sealed unsafe class AofRecordBuffer : Engine.ICommandPropagation, IDispos
             Release();
     }
 
-    /// <summary>Tracked bytes held (INFO memory mem_aof_buffer).</summary>
-    public long CapacityBytes => _capacity;
+    /// <summary>
+    /// Tracked bytes held (INFO memory mem_aof_buffer, and what maxmemory leaves out): the block's
+    /// charge, not the capacity asked for. They differ by megabytes for a big buffer under an
+    /// allocator with coarse large classes (mimalloc), and eviction must subtract exactly what the
+    /// total counts, or it empties the keyspace trying to free memory that is the buffer's.
+    /// </summary>
+    public long CapacityBytes => _data == null ? 0 : TrackedAllocator.ChargedSize(_data);
 
     private void Release()
     {
