@@ -33,14 +33,14 @@ internal sealed unsafe class RdbEntryBuilder(bool strict, Func<string, Exception
     private byte _encoding;
     private readonly SetLimits _setLimits = SetLimits.From(config);
     private long _expireAt;
-
-    /// <summary>The TTL (absolute Unix ms, 0 for none) of the value last begun, for whoever adds the finished entry.</summary>
-    public long ExpireAt => _expireAt;
     private HashLimits _hashLimits;
     private bool _checkHashLengths;
     private FieldTable* _hashFields;
     private ConsumerGroup* _group;
     private StreamConsumer* _consumer;
+
+    /// <summary>The TTL (absolute Unix ms, 0 for none) of the value last begun, for whoever adds the finished entry.</summary>
+    public long ExpireAt => _expireAt;
 
     /// <summary>The RDB type the next collection was written as (told before <see cref="BeginCollection"/>).</summary>
     public void CollectionEncoding(byte rdbType) => _encoding = rdbType;
