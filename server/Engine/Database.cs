@@ -67,8 +67,9 @@ public sealed unsafe class Database : IDisposable
         if (_shard?.Tracking is { Any: true } tracking)
             tracking.KeyRemoved(Entry.KeyOf(*slot), Keyspace.Hash(Entry.KeyOf(*slot)), _shard);
         effects?.Notify(KeyspaceEventTypes.Expired, "expired"u8, Entry.KeyOf(*slot), Index);
-        RemoveAt(slot);
+        // Counted before the key goes: INFO, read from another thread, never sees it gone uncounted.
         ExpiredKeys++;
+        RemoveAt(slot);
     }
 
     /// <summary>Keys removed because their TTL passed (INFO stats expired_keys).</summary>

@@ -24,10 +24,9 @@ public sealed class SocketListener(DataServer server, ClientSessions sessions, I
     {
         foreach (var endPoint in ListenAddresses.Resolve(server.Config.Bind, server.Config.Port))
         {
-            var socket = new Socket(endPoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+            var socket = ListenSocket.Create(endPoint);
             if (endPoint.AddressFamily == AddressFamily.InterNetworkV6)
                 socket.DualMode = false;
-            socket.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
             try
             {
                 socket.Bind(endPoint);

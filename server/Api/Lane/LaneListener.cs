@@ -1,5 +1,6 @@
 using System.Net;
 using System.Net.Sockets;
+using Diagnostics.Server.Network;
 using Microsoft.AspNetCore.Connections;
 
 namespace Diagnostics.Server.Api.Lane;
@@ -15,7 +16,7 @@ internal sealed class LaneListener : IConnectionListener
     public LaneListener(IPEndPoint endPoint, DiagnosticsLane lane)
     {
         _lane = lane;
-        _socket = new Socket(endPoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        _socket = ListenSocket.Create(endPoint);
         if (endPoint.Address.Equals(IPAddress.IPv6Any))
             _socket.DualMode = true;
         try
