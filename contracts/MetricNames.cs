@@ -22,6 +22,13 @@ public static class MetricNames
     public const string AuthFailuresPerSecond = "acl_access_denied_auth_per_sec";
     /// <summary>Wrong API keys, bearers and login-form secrets over HTTP (INFO stats http_auth_failures).</summary>
     public const string HttpAuthFailuresPerSecond = "http_auth_failures_per_sec";
+    /// <summary>TLS handshakes completed, and failed for any reason (INFO tls).</summary>
+    public const string TlsHandshakesPerSecond = "tls_handshakes_per_sec";
+    public const string TlsHandshakeFailuresPerSecond = "tls_handshake_failures_per_sec";
+    /// <summary>The slowest TLS handshake of the interval.</summary>
+    public const string TlsHandshakeMaxMicros = "tls_handshake_max_usec";
+    /// <summary>Days until the certificate in use expires (absent while TLS is off).</summary>
+    public const string TlsCertExpiresInDays = "tls_cert_expires_in_days";
     public const string NetInputBytesPerSecond = "net_input_bytes_per_sec";
     public const string NetOutputBytesPerSecond = "net_output_bytes_per_sec";
     public const string CpuProcessPercent = "cpu_process_percent";

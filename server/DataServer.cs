@@ -87,6 +87,8 @@ public sealed class DataServer : IDisposable
             // As Redis creates a replica's backlog when it syncs: a promotion continues from it.
             ReplicationMaster.Backlog.Activate();
         };
+        Tls = new Tls.TlsContext(config.Tls, () => config.Dir);
+        config.TlsChanged = () => Tls.Configure("CONFIG SET");
         StartupAllocatedBytes = Memory.TrackedAllocator.TotalBytes;
     }
 
@@ -140,6 +142,8 @@ public sealed class DataServer : IDisposable
     /// <summary>RDB snapshots: SAVE, BGSAVE, the save schedule, loading dbfilename at start.</summary>
     public Persistence.Snapshots.RdbSaves Rdb { get; }
     public ServerStats Stats { get; } = new();
+    /// <summary>The TLS configuration in use and its handshake figures.</summary>
+    public Tls.TlsContext Tls { get; }
 
     /// <summary>Channels, patterns and their subscribers.</summary>
     public PubSub.PubSubRegistry PubSub { get; } = new();

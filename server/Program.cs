@@ -68,6 +68,21 @@ server.Aof.Log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger
 server.Rdb.Log = server.Aof.Log;
 server.Scripts.Log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Scripting");
 server.Replication.Log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Replication");
+server.Tls.Log = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Tls");
+if (config.Tls.InUse)
+{
+    if (config.Tls.Port != 0 && config.Transport == "kestrel")
+    {
+        log.LogCritical("tls-port needs the sockets transport (transport sockets, the default): the kestrel transport has no TLS listener here.");
+        return 1;
+    }
+    // Redis's words when it cannot start with its TLS settings; the reason is logged just before.
+    if (server.Tls.Configure("start") is not null)
+    {
+        log.LogCritical("Failed to configure TLS. Check logs for more info.");
+        return 1;
+    }
+}
 try
 {
     // Before any listener opens: clients connect to a server whose data is all there.
@@ -106,6 +121,8 @@ lifetime.ApplicationStarted.Register(() =>
     WritePidFile();
     log.LogInformation("Server started, pid {Pid}, {Shards} shards ({Mode}), {Databases} databases, {Transport} transport. Ready to accept connections tcp on {Bind} port {Port}",
         Environment.ProcessId, config.Shards, config.Mode, config.Databases, config.Transport, string.Join(' ', config.Bind), config.Port);
+    if (config.Tls.Port != 0)
+        log.LogInformation("Ready to accept connections tls on {Bind} port {Port}", string.Join(' ', config.Bind), config.Tls.Port);
     // Only now may a stop (SHUTDOWN, a signal) stop the host: stopping it while it started
     // cancelled the listeners' start half-way, and the host's start then failed with that.
     server.ShutdownRequested.Token.Register(lifetime.StopApplication);
@@ -257,4 +274,5 @@ void ConfigureCommon(IServiceCollection services, ILoggingBuilder logging)
     services.AddSingleton(server);
     services.AddSingleton<ClientSessions>();
     services.AddHostedService<ClientsCron>();
+    services.AddHostedService<Diagnostics.Server.Tls.TlsCertificateWatcher>();
 }

@@ -109,12 +109,41 @@ public static class ConfigCommands
             string? problem = parameters[i].Set(c.ArgString(3 + i * 2));
             if (problem is null)
                 continue;
-            for (int j = i - 1; j >= 0; j--)
-                parameters[j].Set(previous[j]);
+            Restore(parameters, previous, i);
+            c.Error(Failed(c.ArgString(2 + i * 2), problem));
+            return;
+        }
+        // Each apply function once, after all values are in (a certificate and its key together).
+        for (int i = 0; i < pairs; i++)
+        {
+            if (parameters[i].Apply is not { } apply || FirstWithApply(parameters, apply) != i)
+                continue;
+            if (apply() is not { } problem)
+                continue;
+            Restore(parameters, previous, pairs);
+            // The applies that already took effect are run again on the restored values, as Redis
+            // does; the refused one left what was in effect (its contract), so it is not.
+            for (int j = 0; j < i; j++)
+                if (parameters[j].Apply is { } undo && FirstWithApply(parameters, undo) == j)
+                    undo();
             c.Error(Failed(c.ArgString(2 + i * 2), problem));
             return;
         }
         c.Reply.Ok();
+    }
+
+    private static void Restore(ConfigParameter[] parameters, string[] previous, int count)
+    {
+        for (int j = count - 1; j >= 0; j--)
+            parameters[j].Set(previous[j]);
+    }
+
+    private static int FirstWithApply(ConfigParameter[] parameters, Func<string?> apply)
+    {
+        for (int i = 0; i < parameters.Length; i++)
+            if (parameters[i].Apply == apply)
+                return i;
+        return -1;
     }
 
     private static string Failed(string name, string reason) => $"ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}";
@@ -124,6 +153,7 @@ public static class ConfigCommands
         ThreadCounters.ResetAll();
         CommandLatency.ResetAll();
         c.Server.Stats.Reset();
+        c.Server.Tls.Stats.Reset();
         // Every shard is parked (AllShards), so writing their counters here races with nobody.
         foreach (var shard in c.Server.Keyspace.Shards)
             foreach (var db in shard.Databases)

@@ -31,6 +31,15 @@ public sealed class ConfigParameter
     public ConfigSecrecy Secrecy { get; init; }
 
     /// <summary>
+    /// Puts the new values into effect once every pair of a CONFIG SET is set (Redis's apply
+    /// functions): settings that only work together, like a certificate and its key, share one.
+    /// Returns null on success or the reason, and a refusal leaves what was in effect as it was;
+    /// CONFIG SET then restores every value it set. Not run at start, where the subsystem reads
+    /// the settings as it starts.
+    /// </summary>
+    public Func<string?>? Apply { get; init; }
+
+    /// <summary>
     /// CONFIG REWRITE removes the setting's lines while its value is empty instead of writing an
     /// empty value (Redis's rewriteConfigMarkAsProcessed for replicaof on a master).
     /// </summary>

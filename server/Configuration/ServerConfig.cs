@@ -12,7 +12,7 @@ namespace Diagnostics.Server.Configuration;
 /// <see cref="ConfigParameter"/> in one table that the command line, redis.conf files,
 /// CONFIG GET/SET and CONFIG REWRITE all go through.
 /// </summary>
-public sealed class ServerConfig
+public sealed partial class ServerConfig
 {
     private readonly Dictionary<string, ConfigParameter> _parameters = new(StringComparer.OrdinalIgnoreCase);
     private readonly List<ConfigParameter> _ordered = [];
@@ -21,6 +21,7 @@ public sealed class ServerConfig
     {
         Int("port", () => Port, v => Port = v, 0, 65535, mutable: false);
         Add(new ConfigParameter("bind", () => string.Join(' ', Bind), v => SetBind(v), mutable: false));
+        AddTlsParameters();
         Add(new ConfigParameter("requirepass", () => RequirePass ?? "", v => { RequirePass = v.Length == 0 ? null : v; return null; }) { Secrecy = ConfigSecrecy.Sensitive });
         // Replication (this server as a replica): the master's credentials are as sensitive as in Redis.
         Add(new ConfigParameter("masterauth", () => MasterAuth ?? "", v => { MasterAuth = v.Length == 0 ? null : v; return null; }) { Secrecy = ConfigSecrecy.Sensitive });
@@ -484,25 +485,31 @@ public sealed class ServerConfig
         => Long(name, get, set, min, max, mutable: true, aliases);
 
     private void Long(string name, Func<long> get, Action<long> set, long min, long max, bool mutable, string[] aliases)
-        => Add(new ConfigParameter(name, () => get().ToString(CultureInfo.InvariantCulture), v =>
-        {
-            if (!long.TryParse(v, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out long n))
-                return "argument couldn't be parsed into an integer";
-            if (n < min || n > max)
-                return $"argument must be between {min} and {max} inclusive";
-            set(n);
-            return null;
-        }, mutable, aliases));
+        => Add(new ConfigParameter(name, () => get().ToString(CultureInfo.InvariantCulture), ParseInteger(min, max, set), mutable, aliases));
+
+    /// <summary>Redis's integer setting: a whole number in [min, max], with Redis's two refusals.</summary>
+    private static Func<string, string?> ParseInteger(long min, long max, Action<long> set) => v =>
+    {
+        if (!long.TryParse(v, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out long n))
+            return "argument couldn't be parsed into an integer";
+        if (n < min || n > max)
+            return $"argument must be between {min} and {max} inclusive";
+        set(n);
+        return null;
+    };
+
+    /// <summary>Redis's bool setting: yes or no, any case.</summary>
+    private static Func<string, string?> ParseYesNo(Action<bool> set) => v =>
+    {
+        if (v.Equals("yes", StringComparison.OrdinalIgnoreCase)) set(true);
+        else if (v.Equals("no", StringComparison.OrdinalIgnoreCase)) set(false);
+        else return "argument must be 'yes' or 'no'";
+        return null;
+    };
 
     /// <summary>A yes/no setting with Redis's old names as aliases (slave-read-only...).</summary>
     private void YesNo(string name, Func<bool> get, Action<bool> set, params string[] aliases)
-        => Add(new ConfigParameter(name, () => get() ? "yes" : "no", v =>
-        {
-            if (v.Equals("yes", StringComparison.OrdinalIgnoreCase)) set(true);
-            else if (v.Equals("no", StringComparison.OrdinalIgnoreCase)) set(false);
-            else return "argument must be 'yes' or 'no'";
-            return null;
-        }, true, aliases));
+        => Add(new ConfigParameter(name, () => get() ? "yes" : "no", ParseYesNo(set), true, aliases));
 
     /// <summary>replicaof / slaveof "host port" at start (REPLICAOF changes it later), as redis.conf takes it.</summary>
     private string? SetReplicaOf(string value)
@@ -538,13 +545,7 @@ public sealed class ServerConfig
         }, aliases: aliases));
 
     private void Bool(string name, Func<bool> get, Action<bool> set)
-        => Add(new ConfigParameter(name, () => get() ? "yes" : "no", v =>
-        {
-            if (v.Equals("yes", StringComparison.OrdinalIgnoreCase)) set(true);
-            else if (v.Equals("no", StringComparison.OrdinalIgnoreCase)) set(false);
-            else return "argument must be 'yes' or 'no'";
-            return null;
-        }));
+        => Add(new ConfigParameter(name, () => get() ? "yes" : "no", ParseYesNo(set)));
 
     private void Inert(string name, string initial, bool isProtected = false, ConfigSecrecy secrecy = ConfigSecrecy.Public)
     {

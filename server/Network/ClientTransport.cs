@@ -1,5 +1,6 @@
 using System.IO.Pipelines;
 using System.Net;
+using Diagnostics.Server.Tls;
 
 namespace Diagnostics.Server.Network;
 
@@ -34,6 +35,9 @@ public abstract class ClientTransport
     /// hung up while blocked); false when it is open or the transport cannot tell.
     /// </summary>
     public virtual bool PeerClosed => false;
+
+    /// <summary>The TLS session the connection runs in, or null for plain TCP.</summary>
+    public virtual TlsSession? Tls => null;
 
     /// <summary>Drops the connection; pending reads and writes end.</summary>
     public abstract void Abort(string reason);

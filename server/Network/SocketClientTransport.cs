@@ -1,11 +1,12 @@
 using System.IO.Pipelines;
 using System.Net;
 using System.Net.Sockets;
+using Diagnostics.Server.Tls;
 
 namespace Diagnostics.Server.Network;
 
 /// <summary>
-/// A socket read and written through Pipelines' stream adapters, with no pump task in between:
+/// A socket (plain, or TLS over it) read and written through Pipelines' stream adapters, with no pump task in between:
 /// PipeReader.Create reads the socket when the parser asks for more, and PipeWriter.Create sends
 /// on flush, completing synchronously whenever the kernel takes the bytes at once. Compared with
 /// Kestrel's transport this removes two thread hops per request (its receive and send loops).
@@ -16,13 +17,38 @@ public sealed class SocketClientTransport : ClientTransport, IDuplexPipe, IDispo
     /// <summary>The smallest read the pipe issues; a read returning less emptied the socket.</summary>
     public const int MinimumReadBytes = 4096;
     private readonly Socket _socket;
-    private readonly NetworkStream _stream;
+    private readonly Stream _stream;
     private readonly SendCountingStream _output;
 
     public SocketClientTransport(Socket socket, int keepAliveSeconds, Diagnostics.Info.ServerStats stats)
+        : this(Prepared(socket, keepAliveSeconds), new NetworkStream(socket, ownsSocket: true), stats, tls: null)
+    {
+    }
+
+    /// <summary>
+    /// A connection whose bytes go through <paramref name="stream"/>: the socket's own stream, or a
+    /// TLS stream over it once its handshake is done (<see cref="TlsHandshake"/>).
+    /// </summary>
+    internal SocketClientTransport(Socket socket, Stream stream, Diagnostics.Info.ServerStats stats, TlsSession? tls)
     {
         _socket = socket;
-        _socket.NoDelay = true;
+        _stream = stream;
+        Tls = tls;
+        Input = PipeReader.Create(_stream, new StreamPipeReaderOptions(bufferSize: ReceiveBufferBytes, minimumReadSize: MinimumReadBytes, leaveOpen: true));
+        _output = new SendCountingStream(_stream, stats);
+        // The pipe sends each block with its own send(): 16 KB blocks (Redis's reply chunk size
+        // too) keep a long reply to a few syscalls, where 4 KB ones made it dozens. Under TLS each
+        // block is one record, TLS's largest.
+        Output = PipeWriter.Create(_output, new StreamPipeWriterOptions(ReplyBufferPool.Connections, ReplyBufferPool.BlockSize, leaveOpen: true));
+        RemoteEndPoint = socket.RemoteEndPoint;
+        LocalEndPoint = socket.LocalEndPoint;
+        FileDescriptor = socket.Handle.ToInt64();
+    }
+
+    /// <summary>The socket options every client socket gets, before any byte (or TLS handshake) passes.</summary>
+    internal static Socket Prepared(Socket socket, int keepAliveSeconds)
+    {
+        socket.NoDelay = true;
         if (keepAliveSeconds > 0)
         {
             // Like Redis's tcp-keepalive: probe after the idle time, then every third of it.
@@ -30,15 +56,7 @@ public sealed class SocketClientTransport : ClientTransport, IDuplexPipe, IDispo
             socket.SetSocketOption(SocketOptionLevel.Tcp, SocketOptionName.TcpKeepAliveTime, keepAliveSeconds);
             socket.SetSocketOption(SocketOptionLevel.Tcp, SocketOptionName.TcpKeepAliveInterval, Math.Max(1, keepAliveSeconds / 3));
         }
-        _stream = new NetworkStream(socket, ownsSocket: true);
-        Input = PipeReader.Create(_stream, new StreamPipeReaderOptions(bufferSize: ReceiveBufferBytes, minimumReadSize: MinimumReadBytes, leaveOpen: true));
-        _output = new SendCountingStream(_stream, stats);
-        // The pipe sends each block with its own send(): 16 KB blocks (Redis's reply chunk size
-        // too) keep a long reply to a few syscalls, where 4 KB ones made it dozens.
-        Output = PipeWriter.Create(_output, new StreamPipeWriterOptions(ReplyBufferPool.Connections, ReplyBufferPool.BlockSize, leaveOpen: true));
-        RemoteEndPoint = socket.RemoteEndPoint;
-        LocalEndPoint = socket.LocalEndPoint;
-        FileDescriptor = socket.Handle.ToInt64();
+        return socket;
     }
 
     public PipeReader Input { get; }
@@ -50,6 +68,7 @@ public sealed class SocketClientTransport : ClientTransport, IDuplexPipe, IDispo
     public override long SentBytes => _output.SentBytes;
     public override long SentBlocks => _output.SentBlocks;
     public override bool CountsSends => true;
+    public override TlsSession? Tls { get; }
 
     public override bool InputPending
     {
@@ -99,5 +118,6 @@ public sealed class SocketClientTransport : ClientTransport, IDuplexPipe, IDispo
         Input.Complete();
         Output.Complete();
         _stream.Dispose();
+        Tls?.Ended();
     }
 }

@@ -52,6 +52,18 @@ public sealed class SecretSettingsTests
         // Redis answers its own passwords to a client allowed to run CONFIG GET.
         foreach (var c in new[] { ours, theirs })
             RespAssert.BulkArray(c.Call("CONFIG", "GET", "masterauth"), "masterauth", "master-Pa55");
+
+        // The TLS keys' passwords: redis-server 7.0 shows them in SLOWLOG (it marks only requirepass
+        // and masterauth sensitive); here they are redacted like them, and CONFIG GET answers them as Redis does.
+        foreach (var c in new[] { ours, theirs })
+        {
+            RespAssert.Ok(c.Call("SLOWLOG", "RESET"));
+            RespAssert.Ok(c.Call("CONFIG", "SET", "tls-key-file-pass", "key-Pa55", "tls-client-key-file-pass", "client-key-Pa55"));
+            RespAssert.BulkArray(c.Call("CONFIG", "GET", "tls-key-file-pass"), "tls-key-file-pass", "key-Pa55");
+        }
+        var slow = ours.Call("SLOWLOG", "GET", "-1").Array;
+        Assert.Contains(slow, e => e.Array[3].Array.Select(a => a.Text).SequenceEqual(["CONFIG", "SET", "tls-key-file-pass", "(redacted)", "tls-client-key-file-pass", "(redacted)"]));
+        Assert.DoesNotContain("Pa55", RespValue.Render(slow));
     }
 
     [Fact]

@@ -13,17 +13,52 @@ namespace Diagnostics.Server.Tests.Infrastructure;
 public sealed class RespClient : IDisposable
 {
     private readonly TcpClient _tcp;
-    private readonly NetworkStream _stream;
+    private readonly Stream _stream;
     private readonly BufferedStream _input;
 
     public RespClient(int port, string host = "127.0.0.1")
+        : this(Connected(port, host), tls: null)
     {
-        _tcp = new TcpClient();
-        _tcp.Connect(IPAddress.Parse(host), port);
-        _tcp.NoDelay = true;
-        _stream = _tcp.GetStream();
+    }
+
+    private RespClient(TcpClient tcp, System.Net.Security.SslClientAuthenticationOptions? tls)
+    {
+        _tcp = tcp;
+        Stream stream = tcp.GetStream();
+        if (tls is not null)
+        {
+            var ssl = new System.Net.Security.SslStream(stream, leaveInnerStreamOpen: false);
+            try
+            {
+                ssl.AuthenticateAsClient(tls);
+            }
+            catch
+            {
+                ssl.Dispose();
+                tcp.Dispose();
+                throw;
+            }
+            Tls = ssl;
+            stream = ssl;
+        }
+        _stream = stream;
         _stream.ReadTimeout = 30_000;
         _input = new BufferedStream(_stream, 64 * 1024);
+    }
+
+    /// <summary>A client that speaks RESP inside TLS, once its handshake succeeded (which throws if it fails).</summary>
+    public static RespClient ConnectTls(int port, System.Net.Security.SslClientAuthenticationOptions options, string host = "127.0.0.1")
+        => new(Connected(port, host), options);
+
+    /// <summary>The TLS session for a client made with <see cref="ConnectTls"/>: the server's certificate, the protocol.</summary>
+    public System.Net.Security.SslStream? Tls { get; }
+
+    private static TcpClient Connected(int port, string host)
+    {
+        var tcp = new TcpClient();
+        tcp.Connect(IPAddress.Parse(host), port);
+        tcp.NoDelay = true;
+        return tcp;
     }
 
     /// <summary>Sends one command as a multibulk request and reads its reply.</summary>

@@ -44,6 +44,16 @@ public static class ServerSampleSources
             writer.Rate(MetricNames.StreamDeliveriesPerSecond, deliveries);
             writer.Rate(MetricNames.StreamAcksPerSecond, acks);
         });
+        sampler.AddSource(writer =>
+        {
+            var tls = server.Tls;
+            if (tls.Current is not { } current)
+                return;
+            writer.Rate(MetricNames.TlsHandshakesPerSecond, tls.Stats.Handshakes);
+            writer.Rate(MetricNames.TlsHandshakeFailuresPerSecond, tls.Stats.TotalFailures);
+            writer.Gauge(MetricNames.TlsHandshakeMaxMicros, tls.Stats.TakeMaxHandshakeMicros());
+            writer.Gauge(MetricNames.TlsCertExpiresInDays, current.SecondsToExpiry(DateTime.UtcNow) / 86_400.0);
+        });
         sampler.AddSource(LatencySource());
         sampler.AddSource(CpuSource());
         sampler.AddSource(writer =>

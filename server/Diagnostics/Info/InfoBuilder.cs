@@ -41,6 +41,7 @@ public static class InfoBuilder
         new("scripts", "Scripts", false, Scripting.ScriptInfo.Write),
         new("threads", "Threads", false, WriteThreads),
         new("diskio", "Diskio", false, DiskIoInfo.Write),
+        new("tls", "Tls", false, Tls.TlsInfo.Write),
         new("diagnostics", "Diagnostics", false, WriteDiagnostics),
         new("triggers", "Triggers", false, (text, server) => server.Triggers?.WriteInfo(text)),
     ];

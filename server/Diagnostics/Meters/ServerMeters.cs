@@ -41,6 +41,11 @@ public sealed class ServerMeters : IDisposable
         _meter.CreateObservableCounter("redis.rejected_connections", () => server.Stats.RejectedConnections, description: "Connections refused (maxclients, protected mode)");
         _meter.CreateObservableCounter("diagnostics.auth.failures", () => AuthFailures(server), description: "Failed authentications by listener (resp: AUTH, http: API key, bearer or login form)");
         _meter.CreateObservableCounter("diagnostics.http.auth_rate_limited", () => server.Stats.HttpAuthRateLimited, description: "HTTP requests refused (429) because their address failed to authenticate too often");
+        _meter.CreateObservableCounter("diagnostics.tls.handshakes", () => server.Tls.Stats.Handshakes, description: "TLS handshakes completed");
+        _meter.CreateObservableCounter("diagnostics.tls.handshake.duration", () => server.Tls.Stats.HandshakeMicros / 1e6, unit: "s", description: "Time spent in completed TLS handshakes");
+        _meter.CreateObservableCounter("diagnostics.tls.handshake_failures", () => TlsFailures(server), description: "TLS handshakes that failed, by reason (plaintext, timeout, closed, client_certificate, protocol)");
+        _meter.CreateObservableGauge("diagnostics.tls.connected_clients", () => server.Tls.Stats.Connected, description: "Clients connected over TLS");
+        _meter.CreateObservableGauge("diagnostics.tls.certificate.expiry", () => TlsExpiry(server), unit: "s", description: "Seconds until the TLS certificate in use expires (absent while TLS is off)");
         _meter.CreateObservableCounter("redis.net.input", () => server.Stats.NetInputBytes, unit: "By", description: "Bytes read from clients");
         _meter.CreateObservableCounter("redis.net.output", () => server.Stats.NetOutputBytes, unit: "By", description: "Bytes written to clients");
         _meter.CreateObservableCounter("redis.keyspace.hits", () => ThreadCounters.KeyspaceTotals().Hits, description: "Successful key lookups");
@@ -118,6 +123,18 @@ public sealed class ServerMeters : IDisposable
             foreach (var (label, percentile) in new[] { ("0.5", 50.0), ("0.99", 99.0), ("0.999", 99.9) })
                 yield return new Measurement<double>(distribution.Percentile(percentile) / 1000.0, command, new KeyValuePair<string, object?>("quantile", label));
         }
+    }
+
+    private static IEnumerable<Measurement<long>> TlsFailures(DataServer server)
+    {
+        for (int i = 0; i < Tls.TlsStats.FailureNames.Length; i++)
+            yield return new Measurement<long>(server.Tls.Stats.Failures((Tls.TlsHandshakeFailure)i), new KeyValuePair<string, object?>("reason", Tls.TlsStats.FailureNames[i]));
+    }
+
+    private static IEnumerable<Measurement<long>> TlsExpiry(DataServer server)
+    {
+        if (server.Tls.Current is { } current)
+            yield return new Measurement<long>(current.SecondsToExpiry(DateTime.UtcNow), new KeyValuePair<string, object?>("subject", current.Subject));
     }
 
     private static IEnumerable<Measurement<long>> AuthFailures(DataServer server)

@@ -64,6 +64,9 @@ public sealed class ThreadCounters
     /// <summary>Network bytes this thread read from and wrote to client sockets.</summary>
     public long NetInputBytes;
     public long NetOutputBytes;
+    /// <summary>TLS handshakes this thread completed, and the microseconds they took.</summary>
+    public long TlsHandshakes;
+    public long TlsHandshakeMicros;
 
     /// <summary>Distinct error codes tracked per thread at most, as Redis caps errorstats (ERRORSTATS_LIMIT).</summary>
     public const int MaxErrorCodes = 128;
@@ -190,6 +193,8 @@ public sealed class ThreadCounters
             row.InternalErrors = 0;
             row.NetInputBytes = 0;
             row.NetOutputBytes = 0;
+            row.TlsHandshakes = 0;
+            row.TlsHandshakeMicros = 0;
             lock (row._errorGate)
                 row._errors.Clear();
         }
