@@ -32,7 +32,7 @@ public static class TlsHandshake
         }
         SocketClientTransport.Prepared(socket, keepAliveSeconds);
         var remote = socket.RemoteEndPoint;
-        var network = new NetworkStream(socket, ownsSocket: true);
+        var network = new HandshakeHopStream(new NetworkStream(socket, ownsSocket: true));
         string? rejected = null;
         var ssl = new SslStream(network, leaveInnerStreamOpen: false, (_, certificate, _, errors) =>
         {
@@ -58,8 +58,11 @@ public static class TlsHandshake
                 failure = TlsHandshakeFailure.Plaintext;
             else
             {
+                // The crypto runs on pool threads (see HandshakeHopStream), from the first flight on.
+                await ThreadPoolHop.FromSocketThread();
                 started = Stopwatch.GetTimestamp();
                 await ssl.AuthenticateAsServerAsync(material.ServerOptions, timeout.Token).ConfigureAwait(false);
+                network.Hopping = false;
             }
         }
         catch (OperationCanceledException) when (!stopping.IsCancellationRequested)

@@ -46,7 +46,8 @@ public sealed class BenchmarkOptions
     public const string ReplicationSuite = "replication";
     public const string RehashSuite = "rehash";
     public const string AllocatorSuite = "allocator";
-    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite, ScriptsSuite, DataModelSuite, DataMemorySuite, ReplicationSuite, RehashSuite, AllocatorSuite];
+    public const string TlsSuite = "tls";
+    public static readonly string[] AllSuites = [ThroughputSuite, MemorySuite, AofWriteSuite, AofLoadSuite, DiagnosticsSuite, StudioSuite, MonitorSuite, InfoSuite, ScriptsSuite, DataModelSuite, DataMemorySuite, ReplicationSuite, RehashSuite, AllocatorSuite, TlsSuite];
     /// <summary>
     /// What runs without --suites: everything but the diagnostics and studio suites, which run for
     /// several minutes of their own (and a browser) and are asked for by name.
@@ -155,6 +156,8 @@ public sealed class BenchmarkOptions
                                                   -n --pipelined-requests, --rounds rounds (medians); used_memory and RSS after
                                                   loading --keys 256-byte strings; the tracked allocator's own microbenchmark
                                                   from 2 threads
+                                     tls          redis-benchmark --tls (SET, GET) at -P 1 and -P 30 against redis-server with TLS, side by
+                                                  side, and each server's plain port in the same rounds: ours/redis under TLS and TLS/plain
           --aof-requests N         requests per aof-write run (default 1000000)
           --aof-load-mb M          size of the AOF generated for aof-load, in MiB (default 1024)
           --diagnostics-requests N requests per diagnostics run at pipeline 1 (default 200000); pipeline 30

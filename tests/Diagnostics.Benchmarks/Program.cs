@@ -140,9 +140,13 @@ try
         ? new AllocatorSuite(options, redisServer, redisBenchmark, redisCli, progress).Run()
         : null;
 
+    string? tls = options.Runs(BenchmarkOptions.TlsSuite)
+        ? new TlsSuite(options, redisServer, redisBenchmark, progress).Run()
+        : null;
+
     var run = new BenchmarkRun(oursCommandLine, oursSettings, redisCommandLine, throughput, probe, memory, oursHasUsedMemory, aofWrite, aofLoad, diagnostics, studio, monitor, scripts, dataModel,
         dataMemory, garnetCommandLine, garnetCapabilities);
-    string report = MarkdownReport.Build(machine, options, run) + infoUnderLoad + replication + rehash + allocators;
+    string report = MarkdownReport.Build(machine, options, run) + infoUnderLoad + replication + rehash + allocators + tls;
     Console.WriteLine();
     Console.Write(report);
     if (options.OutputPath is not null)

@@ -15,7 +15,7 @@ public static class RedisBenchmark
     /// One redis-benchmark run of several tests (-t a,b,c: each runs <paramref name="requests"/>
     /// requests, one after the other); a sample per test, in the order given.
     /// </summary>
-    public static List<BenchmarkSample> RunTests(string tool, int port, IReadOnlyList<string> tests, int pipeline, long requests)
+    public static List<BenchmarkSample> RunTests(string tool, int port, IReadOnlyList<string> tests, int pipeline, long requests, IReadOnlyList<string>? extra = null)
     {
         string[] arguments =
         [
@@ -26,6 +26,7 @@ public static class RedisBenchmark
             "-n", requests.ToString(CultureInfo.InvariantCulture),
             "-P", pipeline.ToString(CultureInfo.InvariantCulture),
             "--csv",
+            .. extra ?? [],
         ];
         // Generous: allows 500 requests/s, where LRANGE_600 at -P 30 runs at about 900 on redis-server
         // here (and 10k/s finishes 2M SETs in under 4 minutes).
