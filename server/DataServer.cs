@@ -87,8 +87,11 @@ public sealed class DataServer : IDisposable
             // As Redis creates a replica's backlog when it syncs: a promotion continues from it.
             ReplicationMaster.Backlog.Activate();
         };
-        Tls = new Tls.TlsContext(config.Tls, () => config.Dir);
+        Tls = new Tls.TlsContext("RESP", () => config.Tls, () => config.Tls.InUse, () => config.Dir);
         config.TlsChanged = () => Tls.Configure("CONFIG SET");
+        HttpTls = new Tls.TlsContext("HTTP", config.HttpTlsSettings, () => config.HttpTlsPort != 0, () => config.Dir,
+            [System.Net.Security.SslApplicationProtocol.Http2, System.Net.Security.SslApplicationProtocol.Http11]);
+        config.HttpTlsChanged = () => HttpTls.Configure("CONFIG SET");
         StartupAllocatedBytes = Memory.TrackedAllocator.TotalBytes;
     }
 
@@ -144,6 +147,8 @@ public sealed class DataServer : IDisposable
     public ServerStats Stats { get; } = new();
     /// <summary>The TLS configuration in use and its handshake figures.</summary>
     public Tls.TlsContext Tls { get; }
+    /// <summary>The HTTPS listener's TLS configuration (http-tls-port), reloaded like the RESP one.</summary>
+    public Tls.TlsContext HttpTls { get; }
 
     /// <summary>Channels, patterns and their subscribers.</summary>
     public PubSub.PubSubRegistry PubSub { get; } = new();

@@ -13,6 +13,7 @@ using Diagnostics.Server.Network;
 using Diagnostics.Server.Persistence;
 using Diagnostics.Server.Studio;
 using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Server.Kestrel.Https;
 using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 
 // First: from here on a SIGTERM or SIGINT at any moment is an orderly stop (exit 0), not a kill.
@@ -83,6 +84,12 @@ if (config.Tls.InUse)
         return 1;
     }
 }
+server.HttpTls.Log = server.Tls.Log;
+if (config.HttpTlsPort != 0 && server.HttpTls.Configure("start") is not null)
+{
+    log.LogCritical("Failed to configure TLS for the HTTPS listener (http-tls-port). Check logs for more info.");
+    return 1;
+}
 try
 {
     // Before any listener opens: clients connect to a server whose data is all there.
@@ -113,6 +120,8 @@ lifetime.ApplicationStarted.Register(() =>
     if (config.HttpPort != 0)
         log.LogInformation("HTTP API on http://{Bind}:{Port}/api ({Access})", string.Join(' ', config.HttpBind), config.HttpPort,
             ApiGate.SecretRequired(config) ? "API key or password required" : "loopback only, no key");
+    if (config.HttpTlsPort != 0)
+        log.LogInformation("HTTPS API on https://{Bind}:{Port}/api", string.Join(' ', config.HttpBind), config.HttpTlsPort);
     server.Announcement = MonitorAnnouncementFile.Write(config.Port, IngestUrl(), config.Dir);
     if (server.Announcement.Problem is { } announceProblem)
         log.LogWarning("No monitor can attach: {Problem}", announceProblem);
@@ -192,6 +201,13 @@ WebApplication BuildHost()
         if (config.HttpPort != 0)
             foreach (var endPoint in ListenAddresses.Resolve(config.HttpBind, config.HttpPort))
                 kestrel.Listen(endPoint);
+        // HTTPS: each handshake takes the options in use now, so a reloaded certificate serves the next connection.
+        if (config.HttpTlsPort != 0)
+            foreach (var endPoint in ListenAddresses.Resolve(config.HttpBind, config.HttpTlsPort))
+                kestrel.Listen(endPoint, listen => listen.UseHttps(new TlsHandshakeCallbackOptions
+                {
+                    OnConnection = _ => ValueTask.FromResult(server.HttpTls.Current!.ServerOptions),
+                }));
         if (config.Transport != "kestrel")
             return;
         // The RESP handler enforces client-query-buffer-limit itself; a transport-level pause would
@@ -203,7 +219,7 @@ WebApplication BuildHost()
     // The HTTP listeners run on the diagnostics lane's own threads (registered last, so Kestrel
     // asks it first; it binds only the HTTP port).
     builder.Services.AddSingleton(diagnosticsLane);
-    builder.Services.AddSingleton<IConnectionListenerFactory>(new LaneListenerFactory(diagnosticsLane, config.HttpPort));
+    builder.Services.AddSingleton<IConnectionListenerFactory>(new LaneListenerFactory(diagnosticsLane, config.HttpPort, config.HttpTlsPort));
     if (config.Transport == "kestrel")
         builder.Services.Configure<SocketTransportOptions>(o => o.NoDelay = true);
     else

@@ -17,6 +17,43 @@ public sealed partial class ServerConfig
     /// <summary>Moves the TLS listener to the new tls-port (0 closes it); null on success or Redis's reason. Set by the listener.</summary>
     public Func<string?>? TlsPortChanged { get; set; }
 
+    /// <summary>http-tls-port: the HTTPS listener (API, studio, /metrics) beside http-port; 0 is none.</summary>
+    public int HttpTlsPort { get; private set; }
+    /// <summary>http-tls-cert-file / key-file / key-file-pass: the HTTPS listener's own pair; empty uses tls-cert-file and tls-key-file.</summary>
+    public string HttpTlsCertFile { get; private set; } = "";
+    public string HttpTlsKeyFile { get; private set; } = "";
+    public string HttpTlsKeyFilePass { get; private set; } = "";
+    /// <summary>
+    /// http-allow-plaintext: serve plain HTTP to clients beyond loopback too (a TLS-terminating
+    /// proxy on another host). Off by default: secrets and values would cross the network in clear.
+    /// </summary>
+    public bool HttpAllowPlaintext { get; private set; }
+
+    /// <summary>Rebuilds the HTTPS listener's TLS context after CONFIG SET; null on success or the reason. Set by the server.</summary>
+    public Func<string?>? HttpTlsChanged { get; set; }
+
+    /// <summary>
+    /// What the HTTPS listener's TLS context is built from: its own certificate pair if given,
+    /// else the RESP one, with tls-protocols and the cipher settings, and never client certificates
+    /// (browsers log in with a password or key, not a certificate).
+    /// </summary>
+    public TlsSettings HttpTlsSettings()
+    {
+        bool own = HttpTlsCertFile.Length > 0;
+        return new TlsSettings
+        {
+            Port = HttpTlsPort,
+            CertFile = own ? HttpTlsCertFile : Tls.CertFile,
+            KeyFile = own ? HttpTlsKeyFile : Tls.KeyFile,
+            KeyFilePass = own ? HttpTlsKeyFilePass : Tls.KeyFilePass,
+            Protocols = Tls.Protocols,
+            Ciphers = Tls.Ciphers,
+            CipherSuites = Tls.CipherSuites,
+            SessionCaching = Tls.SessionCaching,
+            AuthClients = TlsClientAuth.No,
+        };
+    }
+
     private const string TlsUpdateFailed = "Unable to update TLS configuration. Check server logs.";
 
     // Redis 7.0's tls-* settings, in its order, with its defaults and its apply functions: every
@@ -47,10 +84,23 @@ public sealed partial class ServerConfig
         TlsFlag("tls-session-caching", () => tls.SessionCaching, v => tls.SessionCaching = v);
         TlsInt("tls-session-cache-size", () => tls.SessionCacheSize, v => tls.SessionCacheSize = v);
         TlsInt("tls-session-cache-timeout", () => tls.SessionCacheTimeoutSeconds, v => tls.SessionCacheTimeoutSeconds = v);
+
+        // This server's own: HTTPS for the studio and API.
+        Add(new ConfigParameter("http-tls-port", () => HttpTlsPort.ToString(CultureInfo.InvariantCulture), ParseInteger(0, 65535, v => HttpTlsPort = (int)v), mutable: false));
+        Add(new ConfigParameter("http-tls-cert-file", () => HttpTlsCertFile, v => { HttpTlsCertFile = v; return null; }) { Apply = ApplyTls });
+        Add(new ConfigParameter("http-tls-key-file", () => HttpTlsKeyFile, v => { HttpTlsKeyFile = v; return null; }) { Apply = ApplyTls });
+        Add(new ConfigParameter("http-tls-key-file-pass", () => HttpTlsKeyFilePass, v => { HttpTlsKeyFilePass = v; return null; }) { Apply = ApplyTls, Secrecy = ConfigSecrecy.Sensitive });
+        Add(new ConfigParameter("http-allow-plaintext", () => HttpAllowPlaintext ? "yes" : "no", ParseYesNo(v => HttpAllowPlaintext = v)));
     }
 
-    // Redis's applyTlsCfg: nothing to rebuild while no listener or link uses TLS.
-    private string? ApplyTls() => Tls.InUse && TlsChanged?.Invoke() is not null ? TlsUpdateFailed : null;
+    // Redis's applyTlsCfg: nothing to rebuild while no listener or link uses TLS. The HTTPS
+    // listener may use the same files, so it is rebuilt with them.
+    private string? ApplyTls()
+    {
+        bool refused = Tls.InUse && TlsChanged?.Invoke() is not null;
+        refused |= HttpTlsPort != 0 && HttpTlsChanged?.Invoke() is not null;
+        return refused ? TlsUpdateFailed : null;
+    }
 
     // Redis's applyTLSPort: configure TLS if it was not, then move the listener.
     private string? ApplyTlsPort()

@@ -11,8 +11,7 @@ namespace Diagnostics.Server.Tls;
 /// </summary>
 public sealed class TlsCertificateWatcher(DataServer server) : BackgroundService
 {
-    private string? _settling;
-    private string? _refused;
+    private readonly FileWatch[] _watches = [new(server.Tls), new(server.HttpTls)];
 
     protected override async Task ExecuteAsync(CancellationToken stopping)
     {
@@ -20,7 +19,8 @@ public sealed class TlsCertificateWatcher(DataServer server) : BackgroundService
         try
         {
             while (await timer.WaitForNextTickAsync(stopping).ConfigureAwait(false))
-                Look();
+                foreach (var watch in _watches)
+                    watch.Look();
         }
         catch (OperationCanceledException) when (stopping.IsCancellationRequested)
         {
@@ -28,26 +28,31 @@ public sealed class TlsCertificateWatcher(DataServer server) : BackgroundService
         }
     }
 
-    /// <summary>One look at the files.</summary>
-    private void Look()
+    /// <summary>One context's files: the state seen last and the state last refused.</summary>
+    private sealed class FileWatch(TlsContext tls)
     {
-        var tls = server.Tls;
-        if (tls.Current is not { } current || !tls.Settings.InUse)
-            return;
-        string now = tls.FileSignatureNow();
-        if (now == current.FileSignature)
+        private string? _settling;
+        private string? _refused;
+
+        public void Look()
         {
-            _settling = null;
-            return;
+            if (tls.Current is not { } current || !tls.InUse)
+                return;
+            string now = tls.FileSignatureNow();
+            if (now == current.FileSignature)
+            {
+                _settling = null;
+                return;
+            }
+            if (now != _settling)
+            {
+                _settling = now;
+                return;
+            }
+            if (now == _refused)
+                return;
+            if (tls.Configure("certificate files changed") is not null)
+                _refused = now;
         }
-        if (now != _settling)
-        {
-            _settling = now;
-            return;
-        }
-        if (now == _refused)
-            return;
-        if (tls.Configure("certificate files changed") is not null)
-            _refused = now;
     }
 }

@@ -12,13 +12,22 @@ namespace Diagnostics.Server.Tls;
 /// cannot be used (a missing file, a key that does not match, an expired certificate) is refused
 /// with the reason in the log and the one in use stays, so a bad renewal never takes TLS down.
 /// </summary>
-public sealed class TlsContext(TlsSettings settings, Func<string> directory)
+/// <remarks>
+/// One for RESP (tls-port, and later replication) and one for the HTTPS listener, which reads its
+/// settings from <paramref name="source"/> each time it builds (its own pair, or the RESP one).
+/// </remarks>
+public sealed class TlsContext(string name, Func<TlsSettings> source, Func<bool> inUse, Func<string> directory, IReadOnlyList<SslApplicationProtocol>? applicationProtocols = null)
 {
     private volatile TlsMaterial? _current;
     private readonly Lock _gate = new();
 
     public ILogger Log { get; set; } = NullLogger.Instance;
-    public TlsSettings Settings => settings;
+    /// <summary>"RESP" or "HTTPS": which listener this is, in the log.</summary>
+    public string Name => name;
+    /// <summary>The settings as they are now (the HTTPS listener's are derived, so read them once per use).</summary>
+    public TlsSettings Settings => source();
+    /// <summary>True while a listener or link needs this context.</summary>
+    public bool InUse => inUse();
     public TlsStats Stats { get; } = new();
 
     /// <summary>The configuration new connections use; null until TLS was first configured.</summary>
@@ -47,10 +56,10 @@ public sealed class TlsContext(TlsSettings settings, Func<string> directory)
             catch (TlsConfigurationException ex)
             {
                 if (previous is null)
-                    Log.LogWarning("TLS configuration refused ({Trigger}): {Reason}", trigger, ex.Message);
+                    Log.LogWarning("{Listener} TLS configuration refused ({Trigger}): {Reason}", name, trigger, ex.Message);
                 else
-                    Log.LogWarning("TLS configuration refused ({Trigger}): {Reason}. Still using the certificate loaded at {Loaded:u}: {Certificate}",
-                        trigger, ex.Message, DateTimeOffset.FromUnixTimeMilliseconds(previous.LoadedUnixMs), previous.Describe());
+                    Log.LogWarning("{Listener} TLS configuration refused ({Trigger}): {Reason}. Still using the certificate loaded at {Loaded:u}: {Certificate}",
+                        name, trigger, ex.Message, DateTimeOffset.FromUnixTimeMilliseconds(previous.LoadedUnixMs), previous.Describe());
                 // Counted once logged: whoever sees the count finds the reason in the log.
                 LastError = ex.Message;
                 LastErrorUnixMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
@@ -62,8 +71,8 @@ public sealed class TlsContext(TlsSettings settings, Func<string> directory)
             if (previous is not null)
                 Reloads++;
             long days = material.SecondsToExpiry(DateTime.UtcNow) / 86_400;
-            Log.LogInformation("TLS certificate {Action} ({Trigger}): {Certificate} (in {Days} days), protocols {Protocols}, client certificates {ClientAuth}",
-                previous is null ? "loaded" : "reloaded", trigger, material.Describe(), days, material.Protocols,
+            Log.LogInformation("{Listener} TLS certificate {Action} ({Trigger}): {Certificate} (in {Days} days), protocols {Protocols}, client certificates {ClientAuth}",
+                name, previous is null ? "loaded" : "reloaded", trigger, material.Describe(), days, material.Protocols,
                 material.ClientAuth.ToString().ToLowerInvariant());
             // Connections still handshaking with the old options keep them alive; the context's
             // native handles go with the last reference, so the old certificate is not disposed here.
@@ -72,15 +81,18 @@ public sealed class TlsContext(TlsSettings settings, Func<string> directory)
     }
 
     /// <summary>The certificate files as they are on disk now, for the watcher to compare.</summary>
-    public string FileSignatureNow() => CertificateFiles.Signature(InDir(settings.CertFile), InDir(settings.KeyFile), InDir(settings.CaCertFile), InDir(settings.CaCertDir));
+    public string FileSignatureNow() => FileSignature(source());
+
+    private string FileSignature(TlsSettings settings) => CertificateFiles.Signature(InDir(settings.CertFile), InDir(settings.KeyFile), InDir(settings.CaCertFile), InDir(settings.CaCertDir));
 
     /// <summary>A relative path is relative to dir, as in Redis (which changes into dir before it reads these files).</summary>
     private string InDir(string path) => path.Length == 0 || Path.IsPathRooted(path) ? path : Path.Combine(directory(), path);
 
     private TlsMaterial Build(DateTime nowUtc)
     {
+        var settings = source();
         // Read the signature first: a file replaced while being read then shows as changed again.
-        string signature = FileSignatureNow();
+        string signature = FileSignature(settings);
         var protocols = TlsProtocols.Parse(settings.Protocols);
         var (certificate, intermediates) = CertificateFiles.LoadPair(InDir(settings.CertFile), InDir(settings.KeyFile), settings.KeyFilePass, "tls");
         if (certificate.NotAfter.ToUniversalTime() <= nowUtc)
@@ -106,6 +118,7 @@ public sealed class TlsContext(TlsSettings settings, Func<string> directory)
             CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
             CipherSuitesPolicy = cipherPolicy,
             AllowTlsResume = settings.SessionCaching,
+            ApplicationProtocols = applicationProtocols?.ToList(),
         };
         if (authorities is not null)
             options.CertificateChainPolicy = ChainPolicy(authorities);

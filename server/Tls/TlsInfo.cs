@@ -19,25 +19,11 @@ public static class TlsInfo
         InfoBuilder.Field(text, "tls_port", settings.Port);
         InfoBuilder.Field(text, "tls_replication", settings.Replication ? 1 : 0);
         InfoBuilder.Field(text, "tls_auth_clients", settings.AuthClients.ToString().ToLowerInvariant());
-        if (current is not null)
-        {
-            long now = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
-            long notAfter = new DateTimeOffset(current.NotAfterUtc).ToUnixTimeSeconds();
-            InfoBuilder.Field(text, "tls_protocols", current.Protocols);
-            InfoBuilder.Field(text, "tls_cert_subject", OneLine(current.Subject));
-            InfoBuilder.Field(text, "tls_cert_issuer", OneLine(current.Issuer));
-            InfoBuilder.Field(text, "tls_cert_serial", current.SerialNumber);
-            InfoBuilder.Field(text, "tls_cert_sha256", current.Fingerprint);
-            InfoBuilder.Field(text, "tls_cert_not_before", new DateTimeOffset(current.NotBeforeUtc).ToUnixTimeSeconds());
-            InfoBuilder.Field(text, "tls_cert_not_after", notAfter);
-            InfoBuilder.Field(text, "tls_cert_expires_in_seconds", notAfter - now);
-            InfoBuilder.Field(text, "tls_cert_expires_in_days", (notAfter - now) / 86_400);
-            InfoBuilder.Field(text, "tls_ca_certs", current.AuthorityCount);
-            InfoBuilder.Field(text, "tls_loaded_at", current.LoadedUnixMs / 1000);
-        }
-        InfoBuilder.Field(text, "tls_reloads", tls.Reloads);
-        InfoBuilder.Field(text, "tls_reload_failures", tls.ReloadFailures);
-        InfoBuilder.Field(text, "tls_last_reload_error", OneLine(tls.LastError));
+        WriteContext(text, "tls_", tls);
+        // The HTTPS listener's certificate (the same files or its own), reloaded the same way.
+        InfoBuilder.Field(text, "http_tls_enabled", server.HttpTls.Current is null ? 0 : 1);
+        InfoBuilder.Field(text, "http_tls_port", server.Config.HttpTlsPort);
+        WriteContext(text, "http_tls_", server.HttpTls);
         var stats = tls.Stats;
         InfoBuilder.Field(text, "tls_connected_clients", stats.Connected);
         InfoBuilder.Field(text, "tls_handshakes", stats.Handshakes);
@@ -46,6 +32,29 @@ public static class TlsInfo
         InfoBuilder.Field(text, "tls_handshake_failures", stats.TotalFailures);
         for (int i = 0; i < TlsStats.FailureNames.Length; i++)
             InfoBuilder.Field(text, "tls_handshake_failures_" + TlsStats.FailureNames[i], stats.Failures((TlsHandshakeFailure)i));
+    }
+
+    private static void WriteContext(StringBuilder text, string prefix, TlsContext tls)
+    {
+        if (tls.Current is { } current)
+        {
+            long now = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+            long notAfter = new DateTimeOffset(current.NotAfterUtc).ToUnixTimeSeconds();
+            InfoBuilder.Field(text, prefix + "protocols", current.Protocols);
+            InfoBuilder.Field(text, prefix + "cert_subject", OneLine(current.Subject));
+            InfoBuilder.Field(text, prefix + "cert_issuer", OneLine(current.Issuer));
+            InfoBuilder.Field(text, prefix + "cert_serial", current.SerialNumber);
+            InfoBuilder.Field(text, prefix + "cert_sha256", current.Fingerprint);
+            InfoBuilder.Field(text, prefix + "cert_not_before", new DateTimeOffset(current.NotBeforeUtc).ToUnixTimeSeconds());
+            InfoBuilder.Field(text, prefix + "cert_not_after", notAfter);
+            InfoBuilder.Field(text, prefix + "cert_expires_in_seconds", notAfter - now);
+            InfoBuilder.Field(text, prefix + "cert_expires_in_days", (notAfter - now) / 86_400);
+            InfoBuilder.Field(text, prefix + "ca_certs", current.AuthorityCount);
+            InfoBuilder.Field(text, prefix + "loaded_at", current.LoadedUnixMs / 1000);
+        }
+        InfoBuilder.Field(text, prefix + "reloads", tls.Reloads);
+        InfoBuilder.Field(text, prefix + "reload_failures", tls.ReloadFailures);
+        InfoBuilder.Field(text, prefix + "last_reload_error", OneLine(tls.LastError));
     }
 
     // Values are single-line; a subject's commas and an error's colons are fine after the field's own colon.

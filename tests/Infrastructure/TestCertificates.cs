@@ -30,7 +30,11 @@ public sealed class TestCertificates : IDisposable
     public string Directory => _directory.Path;
     public string CaFile { get; }
 
-    public sealed record Pair(string CertFile, string KeyFile, string SerialNumber, X509Certificate2 Certificate);
+    public sealed record Pair(string CertFile, string KeyFile, string SerialNumber, X509Certificate2 Certificate)
+    {
+        /// <summary>Base64 SHA-256 of the certificate's public key (SPKI): what a browser pins.</summary>
+        public string PublicKeyHash => Convert.ToBase64String(SHA256.HashData(Certificate.PublicKey.ExportSubjectPublicKeyInfo()));
+    }
 
     /// <summary>A server certificate for localhost and 127.0.0.1 signed by the CA, valid from yesterday for <paramref name="days"/> days.</summary>
     public Pair Server(string name, double days = 90, string? keyPassword = null)

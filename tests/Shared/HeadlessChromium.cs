@@ -20,9 +20,15 @@ public static class HeadlessChromium
             ? null
             : $"Debian's chromium and chromedriver ({ChromiumPath}, {ChromeDriverPath}) are needed; install them with: {InstallHint}";
 
-    public static ChromeDriver Start(string profileDirectory, string? downloadDirectory = null, int width = 1280, int height = 1000)
+    /// <param name="trustedKeyHashes">
+    /// Base64 SHA-256 hashes of the public keys (SPKI) of certificates the browser is to accept
+    /// though no root it trusts signed them: a test's own HTTPS server, pinned, not every certificate.
+    /// </param>
+    public static ChromeDriver Start(string profileDirectory, string? downloadDirectory = null, int width = 1280, int height = 1000, IReadOnlyList<string>? trustedKeyHashes = null)
     {
         var options = new ChromeOptions { BinaryLocation = ChromiumPath };
+        if (trustedKeyHashes is { Count: > 0 })
+            options.AddArgument("--ignore-certificate-errors-spki-list=" + string.Join(',', trustedKeyHashes));
         options.AddArguments(
             "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
             "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",

@@ -45,6 +45,8 @@ public sealed class ApiGate(RequestDelegate next, ServerConfig config, DataServe
     {
         if (context.Features.Get<InProcessRequest>() is not null)
             return next(context);
+        if (!context.Request.IsHttps && !config.HttpAllowPlaintext && !IsLoopback(context.Connection.RemoteIpAddress))
+            return RefusePlaintext(context);
         var endpoint = context.GetEndpoint();
         // No endpoint matched: only a 404 follows, but it is still the operator's to see.
         var credential = endpoint is null ? HttpCredential.Operator : endpoint.Metadata.GetMetadata<RequiredCredentialMetadata>()?.Credential;
@@ -76,6 +78,32 @@ public sealed class ApiGate(RequestDelegate next, ServerConfig config, DataServe
             return Refuse(context, StatusCodes.Status403Forbidden, "cross-site requests may not change the server");
         return next(context);
     }
+
+    /// <summary>
+    /// Plain HTTP from beyond loopback would carry secrets, sessions and values in clear: a browser
+    /// opening a page is sent to the HTTPS listener when there is one, anything else is refused
+    /// (a client that sent a secret this way should learn it, not have it quietly forwarded).
+    /// </summary>
+    private Task RefusePlaintext(HttpContext context)
+    {
+        if (config.HttpTlsPort != 0 && (HttpMethods.IsGet(context.Request.Method) || HttpMethods.IsHead(context.Request.Method)))
+        {
+            var target = new UriBuilder("https", context.Request.Host.Host, config.HttpTlsPort)
+            {
+                Path = context.Request.PathBase + context.Request.Path,
+                Query = context.Request.QueryString.Value ?? "",
+            };
+            context.Response.StatusCode = StatusCodes.Status308PermanentRedirect;
+            context.Response.Headers.Location = target.Uri.AbsoluteUri;
+            return Task.CompletedTask;
+        }
+        return Refuse(context, StatusCodes.Status403Forbidden, config.HttpTlsPort != 0
+            ? $"plain HTTP is served to loopback clients only: use https on port {config.HttpTlsPort}"
+            : "plain HTTP is served to loopback clients only: set http-tls-port (HTTPS), or http-allow-plaintext yes behind a TLS-terminating proxy");
+    }
+
+    private static bool IsLoopback(IPAddress? address) =>
+        address is not null && (IPAddress.IsLoopback(address) || (address.IsIPv4MappedToIPv6 && IPAddress.IsLoopback(address.MapToIPv4())));
 
     /// <summary>The monitor's push carries the token from the announcement file, and only that: it needs neither the API key nor a session, and the token opens nothing else.</summary>
     private Task AdmitMonitor(HttpContext context)

@@ -47,12 +47,19 @@ public static class ServerSampleSources
         sampler.AddSource(writer =>
         {
             var tls = server.Tls;
-            if (tls.Current is not { } current)
-                return;
-            writer.Rate(MetricNames.TlsHandshakesPerSecond, tls.Stats.Handshakes);
-            writer.Rate(MetricNames.TlsHandshakeFailuresPerSecond, tls.Stats.TotalFailures);
-            writer.Gauge(MetricNames.TlsHandshakeMaxMicros, tls.Stats.TakeMaxHandshakeMicros());
-            writer.Gauge(MetricNames.TlsCertExpiresInDays, current.SecondsToExpiry(DateTime.UtcNow) / 86_400.0);
+            if (tls.Current is not null)
+            {
+                writer.Rate(MetricNames.TlsHandshakesPerSecond, tls.Stats.Handshakes);
+                writer.Rate(MetricNames.TlsHandshakeFailuresPerSecond, tls.Stats.TotalFailures);
+                writer.Gauge(MetricNames.TlsHandshakeMaxMicros, tls.Stats.TakeMaxHandshakeMicros());
+            }
+            // The certificate that expires first, RESP's or the HTTPS listener's.
+            long? seconds = null;
+            foreach (var context in (ReadOnlySpan<Tls.TlsContext>)[tls, server.HttpTls])
+                if (context.Current is { } current)
+                    seconds = Math.Min(seconds ?? long.MaxValue, current.SecondsToExpiry(DateTime.UtcNow));
+            if (seconds is { } left)
+                writer.Gauge(MetricNames.TlsCertExpiresInDays, left / 86_400.0);
         });
         sampler.AddSource(LatencySource());
         sampler.AddSource(CpuSource());

@@ -45,7 +45,7 @@ public sealed class ServerMeters : IDisposable
         _meter.CreateObservableCounter("diagnostics.tls.handshake.duration", () => server.Tls.Stats.HandshakeMicros / 1e6, unit: "s", description: "Time spent in completed TLS handshakes");
         _meter.CreateObservableCounter("diagnostics.tls.handshake_failures", () => TlsFailures(server), description: "TLS handshakes that failed, by reason (plaintext, timeout, closed, client_certificate, protocol)");
         _meter.CreateObservableGauge("diagnostics.tls.connected_clients", () => server.Tls.Stats.Connected, description: "Clients connected over TLS");
-        _meter.CreateObservableGauge("diagnostics.tls.certificate.expiry", () => TlsExpiry(server), unit: "s", description: "Seconds until the TLS certificate in use expires (absent while TLS is off)");
+        _meter.CreateObservableGauge("diagnostics.tls.certificate.expiry", () => TlsExpiry(server), unit: "s", description: "Seconds until each TLS certificate in use expires, by listener (resp, http; absent while TLS is off)");
         _meter.CreateObservableCounter("redis.net.input", () => server.Stats.NetInputBytes, unit: "By", description: "Bytes read from clients");
         _meter.CreateObservableCounter("redis.net.output", () => server.Stats.NetOutputBytes, unit: "By", description: "Bytes written to clients");
         _meter.CreateObservableCounter("redis.keyspace.hits", () => ThreadCounters.KeyspaceTotals().Hits, description: "Successful key lookups");
@@ -133,8 +133,10 @@ public sealed class ServerMeters : IDisposable
 
     private static IEnumerable<Measurement<long>> TlsExpiry(DataServer server)
     {
-        if (server.Tls.Current is { } current)
-            yield return new Measurement<long>(current.SecondsToExpiry(DateTime.UtcNow), new KeyValuePair<string, object?>("subject", current.Subject));
+        foreach (var tls in (Tls.TlsContext[])[server.Tls, server.HttpTls])
+            if (tls.Current is { } current)
+                yield return new Measurement<long>(current.SecondsToExpiry(DateTime.UtcNow),
+                    new KeyValuePair<string, object?>("listener", tls.Name.ToLowerInvariant()), new KeyValuePair<string, object?>("subject", current.Subject));
     }
 
     private static IEnumerable<Measurement<long>> AuthFailures(DataServer server)

@@ -14,13 +14,14 @@ public sealed class Browser : IDisposable
 {
     private readonly TempDirectory _profile = new();
 
-    public Browser(int width = 1280, int height = 1000)
+    /// <param name="trustedKeyHashes">Public-key hashes of the test's own HTTPS certificates (see <see cref="HeadlessChromium.Start"/>).</param>
+    public Browser(int width = 1280, int height = 1000, IReadOnlyList<string>? trustedKeyHashes = null)
     {
         if (HeadlessChromium.Missing() is { } missing)
             Assert.Fail($"the browser tests need {missing}");
         Downloads = Path.Combine(_profile.Path, "downloads");
         Directory.CreateDirectory(Downloads);
-        Driver = HeadlessChromium.Start(Path.Combine(_profile.Path, "profile"), Downloads, width, height);
+        Driver = HeadlessChromium.Start(Path.Combine(_profile.Path, "profile"), Downloads, width, height, trustedKeyHashes);
     }
 
     public ChromeDriver Driver { get; }
