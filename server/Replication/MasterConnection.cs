@@ -1,4 +1,5 @@
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
 using System.Text;
 using Diagnostics.Server.Diagnostics.Threads;
@@ -20,34 +21,57 @@ internal sealed class MasterConnection : IDisposable
     private readonly Socket _socket;
     private readonly MasterClient _client;
     private byte[] _buffer = new byte[InitialBufferBytes];
+    // tls-replication: the TLS stream over the socket. Its reads run one at a time in the
+    // background, since a TLS stream may hold decrypted bytes the socket no longer shows (Poll
+    // cannot tell) and a read that timed out would break it; Fill waits for the one in flight.
+    private readonly SslStream? _tls;
+    private readonly byte[]? _tlsChunk;
+    private Task<int>? _tlsRead;
 
-    private MasterConnection(Socket socket, MasterClient client)
+    private MasterConnection(Socket socket, MasterClient client, SslStream? tls)
     {
         _socket = socket;
         _client = client;
+        _tls = tls;
+        _tlsChunk = tls is null ? null : new byte[MinimumRead];
     }
 
-    /// <summary>Connects within <paramref name="timeoutMs"/>; throws <see cref="SocketException"/> or <see cref="TimeoutException"/>.</summary>
-    public static MasterConnection Connect(string host, int port, int timeoutMs, MasterClient client)
+    /// <summary>
+    /// Connects within <paramref name="timeoutMs"/>, over TLS when <paramref name="tls"/> is given;
+    /// throws <see cref="SocketException"/>, <see cref="TimeoutException"/> or, when the TLS
+    /// handshake fails, <see cref="IOException"/> with the reason.
+    /// </summary>
+    public static MasterConnection Connect(string host, int port, int timeoutMs, MasterClient client, SslClientAuthenticationOptions? tls = null)
     {
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        SslStream? ssl = null;
         try
         {
             using var cancel = new CancellationTokenSource(timeoutMs);
             try
             {
                 socket.ConnectAsync(host, port, cancel.Token).AsTask().GetAwaiter().GetResult();
+                if (tls is not null)
+                {
+                    ssl = new SslStream(new NetworkStream(socket, ownsSocket: false), leaveInnerStreamOpen: false);
+                    ssl.AuthenticateAsClientAsync(tls, cancel.Token).GetAwaiter().GetResult();
+                }
             }
             catch (OperationCanceledException)
             {
                 throw new TimeoutException("Timeout connecting to the MASTER...");
             }
+            catch (System.Security.Authentication.AuthenticationException ex)
+            {
+                throw new IOException($"TLS handshake with the MASTER failed: {ex.InnerException?.Message ?? ex.Message}", ex);
+            }
             client.LocalAddress = socket.LocalEndPoint is IPEndPoint local ? $"{local.Address.MapToIPv4()}:{local.Port}" : "";
             client.FileDescriptor = (long)socket.Handle;
-            return new MasterConnection(socket, client);
+            return new MasterConnection(socket, client, ssl);
         }
         catch
         {
+            ssl?.Dispose();
             socket.Dispose();
             throw;
         }
@@ -69,10 +93,19 @@ internal sealed class MasterConnection : IDisposable
     /// </summary>
     public bool Fill(int timeoutMs)
     {
-        if (!_socket.Poll(TimeSpan.FromMilliseconds(Math.Max(0, timeoutMs)), SelectMode.SelectRead))
-            return false;
-        MakeRoom(MinimumRead);
-        int read = _socket.Receive(_buffer, End, _buffer.Length - End, SocketFlags.None);
+        int read;
+        if (_tls is not null)
+        {
+            if (!TlsRead(timeoutMs, out read))
+                return false;
+        }
+        else
+        {
+            if (!_socket.Poll(TimeSpan.FromMilliseconds(Math.Max(0, timeoutMs)), SelectMode.SelectRead))
+                return false;
+            MakeRoom(MinimumRead);
+            read = _socket.Receive(_buffer, End, _buffer.Length - End, SocketFlags.None);
+        }
         if (read == 0)
             throw new EndOfStreamException("Connection lost");
         End += read;
@@ -81,6 +114,28 @@ internal sealed class MasterConnection : IDisposable
         _client.NetInputBytes += read;
         _client.LastInteractionMs = Engine.WallClock.CoarseUnixMs();
         _client.QueryBufferBytes = End - Begin;
+        return true;
+    }
+
+    /// <summary>The background TLS read, waited for up to the timeout; what it read is appended (its byte count in <paramref name="read"/>).</summary>
+    private bool TlsRead(int timeoutMs, out int read)
+    {
+        _tlsRead ??= _tls!.ReadAsync(_tlsChunk!).AsTask();
+        read = 0;
+        if (!((IAsyncResult)_tlsRead).AsyncWaitHandle.WaitOne(Math.Max(0, timeoutMs)))
+            return false;
+        var done = _tlsRead;
+        _tlsRead = null;
+        try
+        {
+            read = done.GetAwaiter().GetResult();
+        }
+        catch (System.Security.Authentication.AuthenticationException ex)
+        {
+            throw new IOException(ex.Message, ex);
+        }
+        MakeRoom(read);
+        _tlsChunk.AsSpan(0, read).CopyTo(_buffer.AsSpan(End));
         return true;
     }
 
@@ -128,6 +183,13 @@ internal sealed class MasterConnection : IDisposable
     /// <summary>Sends <paramref name="bytes"/> whole (small: the handshake and ACKs).</summary>
     public void Send(ReadOnlySpan<byte> bytes)
     {
+        if (_tls is not null)
+        {
+            _tls.Write(bytes);
+            ThreadCounters.Current.NetOutputBytes += bytes.Length;
+            _client.NetOutputBytes += bytes.Length;
+            return;
+        }
         while (!bytes.IsEmpty)
         {
             int sent = _socket.Send(bytes, SocketFlags.None);
@@ -167,6 +229,7 @@ internal sealed class MasterConnection : IDisposable
         _client.FileDescriptor = -1;
         _client.LocalAddress = "";
         _client.QueryBufferBytes = 0;
+        _tls?.Dispose();
         _socket.Dispose();
     }
 }

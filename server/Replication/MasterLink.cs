@@ -153,7 +153,8 @@ public sealed class MasterLink : IDisposable
     private void RunConnection()
     {
         _state = MasterLinkState.Connecting;
-        var connection = MasterConnection.Connect(Host, Port, TimeoutMs, Client);
+        var connection = MasterConnection.Connect(Host, Port, TimeoutMs, Client,
+            _server.Config.Tls.Replication ? _server.Tls.ClientOptions(Host) : null);
         _connection = connection;
         if (_stopped)
             return;
@@ -196,7 +197,9 @@ public sealed class MasterLink : IDisposable
             else
                 connection.SendCommand("AUTH", config.MasterAuth!);
         }
-        int port = config.ReplicaAnnouncePort != 0 ? config.ReplicaAnnouncePort : config.Port;
+        // As Redis: with tls-replication the master is told the TLS port (where its other replicas, and Sentinel, should connect).
+        int port = config.ReplicaAnnouncePort != 0 ? config.ReplicaAnnouncePort
+            : config.Tls.Replication && config.Tls.Port != 0 ? config.Tls.Port : config.Port;
         connection.SendCommand("REPLCONF", "listening-port", port.ToString(CultureInfo.InvariantCulture));
         string? announceIp = config.ReplicaAnnounceIp;
         if (announceIp is not null)

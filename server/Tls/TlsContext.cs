@@ -80,6 +80,31 @@ public sealed class TlsContext(string name, Func<TlsSettings> source, Func<bool>
         }
     }
 
+    /// <summary>
+    /// How a replica meets its master over TLS (tls-replication): its certificate, the master's
+    /// checked against the CA certificates only. As Redis, the master's name is not checked (a
+    /// master is reached by address, and Sentinel may move it).
+    /// </summary>
+    public SslClientAuthenticationOptions ClientOptions(string host)
+    {
+        var material = _current ?? throw new IOException("TLS is not configured: tls-replication needs tls-cert-file, tls-key-file and tls-ca-cert-file");
+        var settings = source();
+        var options = new SslClientAuthenticationOptions
+        {
+            TargetHost = host,
+            EnabledSslProtocols = TlsProtocols.Parse(settings.Protocols),
+            CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
+            CipherSuitesPolicy = TlsCipherNames.Policy(settings.Ciphers, settings.CipherSuites),
+            RemoteCertificateValidationCallback = (_, certificate, _, errors) =>
+                certificate is not null && (errors & ~SslPolicyErrors.RemoteCertificateNameMismatch) == SslPolicyErrors.None,
+        };
+        if (material.Authorities is { } authorities)
+            options.CertificateChainPolicy = authorities;
+        if (material.ClientCertificate is { } mine)
+            options.ClientCertificates = [mine];
+        return options;
+    }
+
     /// <summary>The certificate files as they are on disk now, for the watcher to compare.</summary>
     public string FileSignatureNow() => FileSignature(source());
 
@@ -120,10 +145,18 @@ public sealed class TlsContext(string name, Func<TlsSettings> source, Func<bool>
             AllowTlsResume = settings.SessionCaching,
             ApplicationProtocols = applicationProtocols?.ToList(),
         };
-        if (authorities is not null)
-            options.CertificateChainPolicy = ChainPolicy(authorities);
+        var chainPolicy = authorities is null ? null : ChainPolicy(authorities);
+        if (chainPolicy is not null)
+            options.CertificateChainPolicy = chainPolicy;
+        X509Certificate2? clientCertificate = null;
+        if (settings.Replication)
+            clientCertificate = settings.ClientCertFile.Length > 0
+                ? CertificateFiles.LoadPair(InDir(settings.ClientCertFile), InDir(settings.ClientKeyFile), settings.ClientKeyFilePass, "tls-client").Certificate
+                : certificate;
         return new TlsMaterial
         {
+            ClientCertificate = clientCertificate,
+            Authorities = chainPolicy,
             ServerOptions = options,
             ClientAuth = settings.AuthClients,
             Certificate = certificate,

@@ -20,6 +20,10 @@ public sealed class TlsMaterial
     /// <summary>The files' sizes and times when they were read (see <see cref="CertificateFiles.Signature"/>).</summary>
     public required string FileSignature { get; init; }
     public required string Protocols { get; init; }
+    /// <summary>tls-replication: what this server presents to its master (tls-client-cert-file, else its own pair), or null.</summary>
+    public X509Certificate2? ClientCertificate { get; init; }
+    /// <summary>The CA certificates as a chain policy (client certificates here, the master's certificate on a replica), or null.</summary>
+    public X509ChainPolicy? Authorities { get; init; }
 
     public string Subject => Certificate.Subject;
     public string Issuer => Certificate.Issuer;

@@ -78,8 +78,11 @@ public sealed class TestCertificates : IDisposable
         var request = new CertificateRequest(subject, key, HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1);
         request.CertificateExtensions.Add(new X509BasicConstraintsExtension(false, false, 0, false));
         request.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.DigitalSignature | X509KeyUsageFlags.KeyEncipherment, true));
-        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension(
-            [server ? new Oid("1.3.6.1.5.5.7.3.1") : new Oid("1.3.6.1.5.5.7.3.2")], false));
+        // Server certificates serve as clients too (a replica presents its own to its master), as Redis's examples make them.
+        var usages = new OidCollection { new Oid("1.3.6.1.5.5.7.3.2") };
+        if (server)
+            usages.Add(new Oid("1.3.6.1.5.5.7.3.1"));
+        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension(usages, false));
         if (server)
         {
             var names = new SubjectAlternativeNameBuilder();

@@ -221,7 +221,10 @@ public sealed class SentinelFailoverTests
                 var role = Query(oldPort, "ROLE").Array;
                 return role[0].Text == "slave" && role[2].Integer == newPort && role[3].Text == "connected";
             }, () => Step($"the restarted old master :{oldPort} follows :{newPort} (ROLE {Query(oldPort, "ROLE")}){Logs()}"), 30_000);
-            Assert.Contains(sentinels, s => s.Output.Contains($"+convert-to-slave slave 127.0.0.1:{oldPort}", StringComparison.Ordinal));
+            // The Sentinel's event line is read from its output as it comes: the REPLICAOF it sent can
+            // take effect (ROLE above) before the line it logged first has reached the test.
+            Poll.Until(() => sentinels.Any(s => s.Output.Contains($"+convert-to-slave slave 127.0.0.1:{oldPort}", StringComparison.Ordinal)),
+                () => Step($"a sentinel logged +convert-to-slave for :{oldPort}{Logs()}"), 15_000);
             Assert.Contains($"replicaof 127.0.0.1 {newPort}", File.ReadAllText(oldMaster.ConfigFile), StringComparison.OrdinalIgnoreCase);
             using (var old = oldMaster.Process.Connect())
             {
