@@ -24,6 +24,9 @@ public sealed record ThreadSnapshot
     public long TrackedFreedBytes { get; init; }
     public long NetInputBytes { get; init; }
     public long NetOutputBytes { get; init; }
+    /// <summary>TLS handshakes this thread completed, and the microseconds they took (first byte to done).</summary>
+    public long TlsHandshakes { get; init; }
+    public long TlsHandshakeMicros { get; init; }
     public long CommandsProcessed { get; init; }
     /// <summary>The server's own disk accounting for this thread.</summary>
     public long DiskReadBytes { get; init; }

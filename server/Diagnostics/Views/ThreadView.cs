@@ -139,6 +139,8 @@ public static class ThreadView
             TrackedFreedBytes = row.Memory?.FreedBytes ?? 0,
             NetInputBytes = row.Counters is null ? 0 : Volatile.Read(ref row.Counters.NetInputBytes),
             NetOutputBytes = row.Counters is null ? 0 : Volatile.Read(ref row.Counters.NetOutputBytes),
+            TlsHandshakes = row.Counters is null ? 0 : Volatile.Read(ref row.Counters.TlsHandshakes),
+            TlsHandshakeMicros = row.Counters is null ? 0 : Volatile.Read(ref row.Counters.TlsHandshakeMicros),
             CommandsProcessed = commands,
             DiskReadBytes = diskRead,
             DiskWriteBytes = diskWrite,

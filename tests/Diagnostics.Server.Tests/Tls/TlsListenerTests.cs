@@ -211,6 +211,39 @@ public sealed class TlsListenerTests : IDisposable
     }
 
     [Fact]
+    public async Task ADebugPackageOfATlsServerHasItsFiguresAndNoKeyMaterial()
+    {
+        const string password = "package-key-Pa55";
+        var pair = _certificates.Server("packaged", keyPassword: password);
+        var client = _certificates.Client("client");
+        var (server, tlsPort) = StartTls(pair, "--tls-key-file-pass", password);
+        using var _ = server;
+        using (var tls = RespClient.ConnectTls(tlsPort, _certificates.ClientOptions(client)))
+            RespAssert.Ok(tls.Call("SET", "k", "v"));
+
+        using var api = new ApiClient(server.HttpPort);
+        // The thread that completed the handshake has it in its counters.
+        var threads = api.Get("/api/threads", Diagnostics.Contracts.ContractsJson.Default.ThreadSnapshotArray);
+        Assert.Equal(1, threads.Sum(t => t.TlsHandshakes));
+        Assert.True(threads.Single(t => t.TlsHandshakes > 0).TlsHandshakeMicros > 0);
+
+        byte[] zipBytes = await api.Http.GetByteArrayAsync("/api/debug/package");
+        using var zip = new System.IO.Compression.ZipArchive(new MemoryStream(zipBytes));
+        string keyBody = File.ReadAllLines(pair.KeyFile)[1];
+        bool sawTls = false;
+        foreach (var entry in zip.Entries)
+        {
+            using var reader = new StreamReader(entry.Open());
+            string text = reader.ReadToEnd();
+            Assert.DoesNotContain("PRIVATE KEY", text);
+            Assert.DoesNotContain(keyBody, text);
+            Assert.DoesNotContain(password, text);
+            sawTls |= text.Contains("tls_handshakes:1", StringComparison.Ordinal);
+        }
+        Assert.True(sawTls, "the package's INFO has the tls section");
+    }
+
+    [Fact]
     public void MissingOrExpiredCertificatesStopTheStartWithTheReason()
     {
         var expired = _certificates.Expired("expired");
