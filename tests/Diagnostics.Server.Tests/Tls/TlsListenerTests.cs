@@ -223,7 +223,7 @@ public sealed class TlsListenerTests : IDisposable
 
         using var api = new ApiClient(server.HttpPort);
         // The thread that completed the handshake has it in its counters.
-        var threads = api.Get("/api/threads", Diagnostics.Contracts.ContractsJson.Default.ThreadSnapshotArray);
+        var threads = api.Get("/api/threads", global::Diagnostics.Contracts.ContractsJson.Default.ThreadSnapshotArray);
         Assert.Equal(1, threads.Sum(t => t.TlsHandshakes));
         Assert.True(threads.Single(t => t.TlsHandshakes > 0).TlsHandshakeMicros > 0);
 
