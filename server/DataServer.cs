@@ -87,6 +87,10 @@ public sealed class DataServer : IDisposable
             // As Redis creates a replica's backlog when it syncs: a promotion continues from it.
             ReplicationMaster.Backlog.Activate();
         };
+        Acl = new Acl.AclUsers(Commands, config.RequirePass);
+        config.RequirePassChanged += () => Acl.ApplyRequirePass(config.RequirePass);
+        AclLog.MaxLength = config.AclLogMaxLength;
+        config.AclLogMaxLengthChanged += () => AclLog.MaxLength = config.AclLogMaxLength;
         Tls = new Tls.TlsContext("RESP", () => config.Tls, () => config.Tls.InUse, () => config.Dir);
         config.TlsChanged = () => Tls.Configure("CONFIG SET");
         HttpTls = new Tls.TlsContext("HTTP", config.HttpTlsSettings, () => config.HttpTlsPort != 0, () => config.Dir,
@@ -145,6 +149,10 @@ public sealed class DataServer : IDisposable
     /// <summary>RDB snapshots: SAVE, BGSAVE, the save schedule, loading dbfilename at start.</summary>
     public Persistence.Snapshots.RdbSaves Rdb { get; }
     public ServerStats Stats { get; } = new();
+    /// <summary>The ACL users (the default user carries requirepass).</summary>
+    public Acl.AclUsers Acl { get; }
+    /// <summary>ACL LOG: denied commands, keys and channels, and failed authentications.</summary>
+    public Acl.AclLog AclLog { get; } = new();
     /// <summary>The TLS configuration in use and its handshake figures.</summary>
     public Tls.TlsContext Tls { get; }
     /// <summary>The HTTPS listener's TLS configuration (http-tls-port), reloaded like the RESP one.</summary>

@@ -57,6 +57,17 @@ public sealed class AclSelector
         Channels = [.. Channels],
     };
 
+    /// <summary>Every command of the table, every key and every channel.</summary>
+    public bool AllowsEverything()
+    {
+        if (!AllKeys || !AllChannels)
+            return false;
+        foreach (var spec in _commands.AllSpecs)
+            if (!Allows(spec))
+                return false;
+        return true;
+    }
+
     public bool Allows(CommandSpec spec) => (_allowed[spec.Id >> 6] & (1UL << (spec.Id & 63))) != 0;
 
     /// <summary>The command (its spec already resolved to the subcommand) with this first argument is allowed.</summary>

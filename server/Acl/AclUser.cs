@@ -32,6 +32,10 @@ public sealed class AclUser
     public List<AclSelector> Selectors { get; private set; }
     public AclSelector Root => Selectors[0];
 
+    /// <summary>Every command, key and channel: nothing to check per command. Read once the user is built (it never changes after).</summary>
+    public bool Unrestricted => _unrestricted ??= Root.AllowsEverything();
+    private bool? _unrestricted;
+
     /// <summary>A new user as ACL SETUSER creates one: off, no password, no commands, keys or channels.</summary>
     public static AclUser Create(string name, CommandTable commands) => new(name, new AclSelector(commands));
 

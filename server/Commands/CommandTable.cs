@@ -46,6 +46,7 @@ public sealed class CommandTable
         MonitorCommand.Register(this);
         DebugCommands.Register(this);
         SlowLogCommands.Register(this);
+        AclCommands.Register(this);
         LatencyCommands.Register(this);
         PubSub.CommandEvents.Attach(this);
     }

@@ -78,6 +78,7 @@ public static class ConnectionCommands
         }
         string? name = null;
         bool authenticated = client.Authenticated;
+        Acl.AclUserSlot? authenticatedAs = null;
         for (; i < c.ArgCount; i++)
         {
             int remaining = c.ArgCount - i - 1;
@@ -86,6 +87,7 @@ public static class ConnectionCommands
                 if (!CheckPassword(ref c, c.Arg(i + 1), c.Arg(i + 2)))
                     return;
                 authenticated = true;
+                authenticatedAs = c.Server.Acl.Find(c.ArgString(i + 1));
                 i += 2;
             }
             else if (c.ArgIs(i, "setname"u8) && remaining >= 1)
@@ -110,6 +112,8 @@ public static class ConnectionCommands
             return;
         }
         client.Authenticated = true;
+        if (authenticatedAs is not null)
+            client.User = authenticatedAs;
         if (name is not null)
             client.Name = name.Length == 0 ? null : name;
         c.Reply.Protocol = protocol;
@@ -139,7 +143,7 @@ public static class ConnectionCommands
             c.SyntaxError();
             return;
         }
-        if (c.Server.Config.RequirePass is null && c.ArgCount == 2)
+        if (c.Server.Acl.Default.Current.NoPass && c.ArgCount == 2)
         {
             c.Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
             return;
@@ -148,20 +152,23 @@ public static class ConnectionCommands
         if (CheckPassword(ref c, user, c.Arg(c.ArgCount - 1)))
         {
             c.Client.Authenticated = true;
+            c.Client.User = c.Server.Acl.Find(System.Text.Encoding.UTF8.GetString(user));
             c.Reply.Ok();
         }
     }
 
-    /// <summary>Checks the default user's password in constant time; replies WRONGPASS when it fails.</summary>
+    /// <summary>
+    /// The user exists, is on and takes the password (compared as SHA-256 digests in constant
+    /// time); else WRONGPASS, counted and logged in ACL LOG under the user named (never the password).
+    /// </summary>
     private static bool CheckPassword(ref CommandContext c, ReadOnlySpan<byte> user, ReadOnlySpan<byte> password)
     {
-        string? required = c.Server.Config.RequirePass;
-        bool userOk = user.SequenceEqual("default"u8);
-        bool passwordOk = required is null || CryptographicOperations.FixedTimeEquals(
-            SHA256.HashData(password), SHA256.HashData(Encoding.UTF8.GetBytes(required)));
-        if (userOk && passwordOk)
+        string name = System.Text.Encoding.UTF8.GetString(user);
+        if (c.Server.Acl.Find(name)?.Current is { Enabled: true } found && found.Accepts(password))
             return true;
         c.Server.Stats.AuthFailed();
+        // The object is the command as the client spelled it ("AUTH", "hello"), as Redis logs it.
+        c.Server.AclLog.Add(Acl.AclDenial.Auth, c.Client.Transaction is { InMulti: true } ? "multi" : "toplevel", c.ArgString(0), name, c.Client.Describe());
         c.Error(Errors.WrongPass);
         return false;
     }
@@ -198,7 +205,9 @@ public static class ConnectionCommands
         client.NoEvict = false;
         client.NoTouch = false;
         c.Server.Tracking.Disable(client);
-        client.Authenticated = c.Server.Config.RequirePass is null;
+        // As Redis: back to the default user, authenticated only if it needs no password.
+        client.User = c.Server.Acl.Default;
+        client.Authenticated = c.Server.Acl.DefaultNeedsNoPassword;
         c.Reply.Protocol = 2;
         c.Reply.Muted = false;
         c.Reply.SimpleString("RESET"u8);

@@ -22,7 +22,8 @@ public sealed partial class ServerConfig
         Int("port", () => Port, v => Port = v, 0, 65535, mutable: false);
         Add(new ConfigParameter("bind", () => string.Join(' ', Bind), v => SetBind(v), mutable: false));
         AddTlsParameters();
-        Add(new ConfigParameter("requirepass", () => RequirePass ?? "", v => { RequirePass = v.Length == 0 ? null : v; return null; }) { Secrecy = ConfigSecrecy.Sensitive });
+        Add(new ConfigParameter("requirepass", () => RequirePass ?? "", v => { RequirePass = v.Length == 0 ? null : v; RequirePassChanged?.Invoke(); return null; }) { Secrecy = ConfigSecrecy.Sensitive });
+        Int("acllog-max-len", () => AclLogMaxLength, v => { AclLogMaxLength = v; AclLogMaxLengthChanged?.Invoke(); }, 0, int.MaxValue);
         // Replication (this server as a replica): the master's credentials are as sensitive as in Redis.
         Add(new ConfigParameter("masterauth", () => MasterAuth ?? "", v => { MasterAuth = v.Length == 0 ? null : v; return null; }) { Secrecy = ConfigSecrecy.Sensitive });
         Add(new ConfigParameter("masteruser", () => MasterUser ?? "", v => { MasterUser = v.Length == 0 ? null : v; return null; }) { Secrecy = ConfigSecrecy.Sensitive });
@@ -268,6 +269,11 @@ public sealed partial class ServerConfig
     public int ReplicaAnnouncePort { get; set; }
     public string[] Bind { get; private set; } = ["127.0.0.1", "-::1"];
     public string? RequirePass { get; set; }
+    /// <summary>Raised when requirepass changes: the default user's password follows it.</summary>
+    public event Action? RequirePassChanged;
+    /// <summary>acllog-max-len: ACL LOG entries kept.</summary>
+    public int AclLogMaxLength { get; private set; } = 128;
+    public event Action? AclLogMaxLengthChanged;
     public int MaxClients { get; private set; } = 10000;
     public int Databases { get; private set; } = 16;
     public bool ProtectedMode { get; private set; } = true;

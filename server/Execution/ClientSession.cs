@@ -37,6 +37,10 @@ public abstract class ClientSession : IDisposable
     internal ILogger Log { get; set; }
     public int DatabaseIndex { get; set; }
     public bool Authenticated { get; set; }
+    /// <summary>The ACL user this client runs as; null for the server's own sessions (AOF loading, the master link), which ACLs do not limit.</summary>
+    public Acl.AclUserSlot? User { get; set; }
+    /// <summary>This client as CLIENT INFO describes it (ACL LOG's client-info); empty for the server's own sessions.</summary>
+    public virtual string Describe() => "";
     public string? Name { get; set; }
     public string? LibName { get; set; }
     public string? LibVersion { get; set; }

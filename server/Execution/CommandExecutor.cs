@@ -96,6 +96,15 @@ public sealed class CommandExecutor(DataServer server)
             Reject(client, counters, spec, Errors.WrongArity(spec.FullName));
             return;
         }
+        // ACLs, after the arity check as in Redis's processCommand; a user with every command,
+        // key and channel (the default user, usually) costs one field read.
+        if (client.User?.Current is { Unrestricted: false } user && Acl.AclCheck.Check(user, spec, args) is { } denied)
+        {
+            string context = client is Scripting.ScriptClient ? "lua" : client.Transaction is { InMulti: true } ? "multi" : "toplevel";
+            server.AclLog.Add(denied.Reason, context, denied.Object, user.Name, client.Describe());
+            Reject(client, counters, spec, denied.Message);
+            return;
+        }
         var transaction = client.Transaction;
         bool inMulti = transaction is { InMulti: true };
         // Over maxmemory inside MULTI: queueing takes memory too, so while nothing can be evicted

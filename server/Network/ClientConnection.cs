@@ -48,9 +48,11 @@ public sealed partial class ClientConnection : ClientSession
     private long _flushedBlocks;
 
     public ClientConnection(DataServer server, ClientTransport transport, ILogger log)
-        : base(server.Clients.NextId(), new RespWriter(transport.Pipe.Output), log, authenticated: server.Config.RequirePass is null, server.KeyspaceEvents)
+        : base(server.Clients.NextId(), new RespWriter(transport.Pipe.Output), log, authenticated: server.Acl.DefaultNeedsNoPassword, server.KeyspaceEvents)
     {
         _server = server;
+        // As Redis: every connection starts as the default user, authenticated when it needs no password.
+        User = server.Acl.Default;
         _transport = transport;
         _log = log;
         _outputGuard = new OutputBufferGuard(this, server.Config);
@@ -348,12 +350,14 @@ public sealed partial class ClientConnection : ClientSession
                 break;
             // RESET logs the client out when a password is set: what follows it must be parsed
             // with the unauthenticated limits, so it ends the batch.
-            if (_server.Config.RequirePass is not null && EndsWithReset())
+            if (!_server.Acl.DefaultNeedsNoPassword && EndsWithReset())
                 break;
         }
         buffer = buffer.Slice(reader.Position);
         return status;
     }
+
+    public override string Describe() => ClientDescription.Describe(this, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds());
 
     private bool EndsWithReset()
     {

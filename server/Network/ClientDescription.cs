@@ -47,7 +47,7 @@ public static class ClientDescription
             .Append(" tot-mem=").Append(client.MemoryUsage)
             .Append(omem > 0 ? " events=rw" : " events=r")
             .Append(" cmd=").Append(client.LastCommand?.FullName ?? "NULL")
-            .Append(" user=default redir=").Append(client.Tracking?.RedirectId ?? -1)
+            .Append(" user=").Append(client.User?.Name ?? "default").Append(" redir=").Append(client.Tracking?.RedirectId ?? -1)
             .Append(" resp=").Append(client.Reply.Protocol)
             .Append(" lib-name=").Append(client.LibName)
             .Append(" lib-ver=").Append(client.LibVersion)

@@ -64,7 +64,7 @@ public sealed class ClientSessions(DataServer server, ILogger<ClientSessions> lo
     private string? Admission(EndPoint? remote)
     {
         var config = server.Config;
-        if (config.ProtectedMode && config.RequirePass is null && remote is IPEndPoint ip && !IPAddress.IsLoopback(ip.Address)
+        if (config.ProtectedMode && server.Acl.DefaultNeedsNoPassword && remote is IPEndPoint ip && !IPAddress.IsLoopback(ip.Address)
             && !(ip.Address.IsIPv4MappedToIPv6 && IPAddress.IsLoopback(ip.Address.MapToIPv4())))
             return ProtectedModeError;
         if (!server.Clients.TryAdmit(config.MaxClients))

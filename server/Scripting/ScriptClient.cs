@@ -41,6 +41,8 @@ internal sealed class ScriptClient : ClientSession
     public void Lend(ClientSession caller, Persistence.AofRecordBuffer? log)
     {
         _caller = caller;
+        // The script's commands are checked against its caller's ACL user, as in Redis.
+        User = caller.User;
         Tracking = caller.Tracking;
         DatabaseIndex = caller.DatabaseIndex;
         Reply.Protocol = 2;
@@ -52,6 +54,7 @@ internal sealed class ScriptClient : ClientSession
     public void Return()
     {
         _caller = null;
+        User = null;
         Tracking = null;
         LoggedWrites = null;
         Effects = OwnEffects;

@@ -22,7 +22,7 @@ public sealed class ListenFailureTests
     public void HttpPortInUseIsOneClearLineAndExitCodeOne()
     {
         using var holder = HoldPort(out int port);
-        var (exitCode, output) = ServerProcess.RunUntilExit("--http-port", port.ToString());
+        var (exitCode, output) = ServerProcess.RunUntilExit("--http-port", port.ToString(), "--port", "0");
         Assert.Equal(1, exitCode);
         Assert.Contains($"Failed to bind to address http://127.0.0.1:{port}: address already in use", output);
         Assert.DoesNotContain("Unhandled exception", output);
@@ -45,7 +45,8 @@ public sealed class ListenFailureTests
         Assert.Contains($"127.0.0.1:{first.Port}", output);
         Assert.Contains("ddress already in use", output);
 
-        (exitCode, output) = ServerProcess.RunUntilExit("--http-port", first.HttpPort.ToString());
+        // --port 0: no RESP listener (as in Redis), so no other free port can race this one's failure.
+        (exitCode, output) = ServerProcess.RunUntilExit("--http-port", first.HttpPort.ToString(), "--port", "0");
         Assert.Equal(1, exitCode);
         Assert.Contains($"Failed to bind to address http://127.0.0.1:{first.HttpPort}: address already in use", output);
 
