@@ -84,6 +84,24 @@ if (config.Tls.InUse)
         return 1;
     }
 }
+// ACL users declared at start: "user" lines or an aclfile, never both (Redis's rule and words).
+if (config.AclFile.Length > 0 && config.UserLines.Count > 0)
+{
+    log.LogCritical("Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.");
+    return 1;
+}
+foreach (var line in config.UserLines)
+{
+    if (line.Length == 0 || server.Acl.Declare(line[0], line[1..]) is not { } userProblem)
+        continue;
+    log.LogCritical("Error in user declaration '{User}': {Problem}", line[0], userProblem);
+    return 1;
+}
+if (config.AclFile.Length > 0 && server.Acl.LoadFile(config.AclFilePath).Error is { } aclProblem)
+{
+    log.LogCritical("Aborting Redis startup because of ACL errors: {Problem}", aclProblem);
+    return 1;
+}
 server.HttpTls.Log = server.Tls.Log;
 if (config.HttpTlsPort != 0 && server.HttpTls.Configure("start") is not null)
 {

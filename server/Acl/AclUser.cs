@@ -73,7 +73,10 @@ public sealed class AclUser
     /// This user with every rule applied left to right, or the first refusal in Redis's words
     /// ("Error in ACL SETUSER modifier '...': ..."); the user itself is unchanged either way.
     /// </summary>
-    public (AclUser? User, string? Error) WithRules(IReadOnlyList<string> rules)
+    public (AclUser? User, string? Error) WithRules(IReadOnlyList<string> rules) => WithRules(rules, wrap: true);
+
+    /// <param name="wrap">False: a refused rule's reason alone, as an ACL file's errors give it ("Syntax error").</param>
+    public (AclUser? User, string? Error) WithRules(IReadOnlyList<string> rules, bool wrap)
     {
         var copy = Clone();
         for (int i = 0; i < rules.Count; i++)
@@ -91,7 +94,7 @@ public sealed class AclUser
                 i = end;
             }
             if (copy.ApplyRule(rule) is { } problem)
-                return (null, $"Error in ACL SETUSER modifier '{Shown(rule)}': {problem}");
+                return (null, wrap ? $"Error in ACL SETUSER modifier '{Shown(rule)}': {problem}" : problem);
         }
         return (copy, null);
     }

@@ -64,6 +64,25 @@ public sealed class AclUsers
         }
     }
 
+    /// <summary>
+    /// A "user" line of the configuration: the user as its rules describe it from nothing (a
+    /// default-user line replaces the built-in default), null on success or the reason.
+    /// </summary>
+    public string? Declare(string name, IReadOnlyList<string> rules)
+    {
+        var (user, error) = AclUser.Create(name, _commands).WithRules(rules, wrap: false);
+        if (user is null)
+            return error;
+        lock (_gate)
+        {
+            if (_users.TryGetValue(name, out var slot))
+                slot.Replace(user);
+            else
+                _users = new SortedDictionary<string, AclUserSlot>(_users, StringComparer.Ordinal) { [name] = new AclUserSlot(user) };
+        }
+        return null;
+    }
+
     /// <summary>Removes the named users (never the default one; the caller refuses that); the slots removed, for their clients to be closed.</summary>
     public List<AclUserSlot> Delete(IEnumerable<string> names)
     {
@@ -83,6 +102,80 @@ public sealed class AclUsers
             return removed;
         }
     }
+
+    /// <summary>
+    /// ACL LOAD (and the start with aclfile): every "user" line of the file, all or nothing. The
+    /// default user is reset first and changed only by the file's own line for it; users the file
+    /// does not name are removed (their slots returned, for their clients to be closed).
+    /// </summary>
+    public (List<AclUserSlot>? Removed, string? Error) LoadFile(string path)
+    {
+        string[] lines;
+        try
+        {
+            lines = File.ReadAllLines(path);
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            return (null, $"Error loading ACLs, opening file '{path}': {ex.Message}");
+        }
+        var loaded = new SortedDictionary<string, AclUser>(StringComparer.Ordinal) { ["default"] = AclUser.CreateDefault(_commands) };
+        for (int i = 0; i < lines.Length; i++)
+        {
+            string[] words = lines[i].Split(' ', StringSplitOptions.RemoveEmptyEntries);
+            if (words.Length == 0)
+                continue;
+            string? problem = null;
+            if (words[0] != "user" || words.Length < 2)
+                problem = "line should start with user keyword";
+            else if (loaded.ContainsKey(words[1]) && words[1] != "default")
+                problem = $"Duplicate user '{words[1]}' found";
+            else
+            {
+                var (user, error) = AclUser.Create(words[1], _commands).WithRules(words[2..], wrap: false);
+                if (user is null)
+                    problem = error;
+                else
+                    loaded[words[1]] = user;
+            }
+            if (problem is not null)
+                return (null, $"{path}:{i + 1}: {problem}. WARNING: ACL errors detected, no change to the previously active ACL rules was performed");
+        }
+        lock (_gate)
+        {
+            var removed = new List<AclUserSlot>();
+            var users = new SortedDictionary<string, AclUserSlot>(StringComparer.Ordinal);
+            foreach (var (name, user) in loaded)
+            {
+                if (_users.TryGetValue(name, out var slot))
+                    slot.Replace(user);
+                else
+                    slot = new AclUserSlot(user);
+                users[name] = slot;
+            }
+            foreach (var (name, slot) in _users)
+            {
+                if (users.ContainsKey(name))
+                    continue;
+                slot.Deleted = true;
+                removed.Add(slot);
+            }
+            _users = users;
+            return (removed, null);
+        }
+    }
+
+    /// <summary>ACL SAVE: every user as ACL LIST writes it, the file replaced whole (owner-only: it holds password digests).</summary>
+    public string? SaveFile(string path)
+    {
+        var text = new System.Text.StringBuilder();
+        foreach (var slot in All)
+            text.Append(slot.Current.Describe()).Append('\n');
+        return Configuration.AtomicFile.Write(path, text.ToString(), UnixFileMode.UserRead | UnixFileMode.UserWrite);
+    }
+
+    /// <summary>The users as "user ..." lines, in ACL LIST's order (CONFIG REWRITE writes them).</summary>
+    public List<string> Lines() => [.. All.Select(slot => slot.Current.Describe())];
 
     /// <summary>requirepass as Redis maps it: the default user's passwords become it (nopass when empty).</summary>
     public void ApplyRequirePass(string? password)

@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Security.Cryptography;
 using Diagnostics.Server.Acl;
+using Microsoft.Extensions.Logging;
 using static Diagnostics.Server.Commands.CommandFlags;
 
 namespace Diagnostics.Server.Commands;
@@ -27,8 +28,8 @@ public static class AclCommands
                 new CommandSpec("genpass", -2, open, 0, 0, 0, GenPass, g, "Generates a pseudorandom, secure password that can be used to identify ACL users.", "6.0.0"),
                 new CommandSpec("log", -2, admin, 0, 0, 0, Log, g, "Lists recent security events generated due to ACL rules.", "6.0.0", "O(N) with N being the number of entries shown."),
                 new CommandSpec("dryrun", -4, admin, 0, 0, 0, DryRun, g, "Simulates the execution of a command by a user, without executing the command.", "7.0.0"),
-                new CommandSpec("save", 2, admin, 0, 0, 0, NoFile, g, "Saves the effective ACL rules in the configured ACL file.", "6.0.0", "O(N). Where N is the number of configured users."),
-                new CommandSpec("load", 2, admin, 0, 0, 0, NoFile, g, "Reloads the rules from the configured ACL file.", "6.0.0", "O(N). Where N is the number of configured users."),
+                new CommandSpec("save", 2, admin, 0, 0, 0, Save, g, "Saves the effective ACL rules in the configured ACL file.", "6.0.0", "O(N). Where N is the number of configured users."),
+                new CommandSpec("load", 2, admin, 0, 0, 0, Load, g, "Reloads the rules from the configured ACL file.", "6.0.0", "O(N). Where N is the number of configured users."),
                 new CommandSpec("help", 2, Loading | Stale, 0, 0, 0, Help, g, "Returns helpful text about the different subcommands.", "6.0.0")));
     }
 
@@ -104,16 +105,24 @@ public static class AclCommands
             names.Add(name);
         }
         var removed = c.Server.Acl.Delete(names);
-        // As Redis: their connections are closed (this one after its reply).
-        foreach (var client in c.Server.Clients.Snapshot())
-            if (client.User is { } slot && removed.Contains(slot))
-            {
-                if (ReferenceEquals(client, c.Client))
-                    client.CloseAfterReply = true;
-                else
-                    client.Kill();
-            }
+        CloseConnectionsOf(ref c, removed);
         c.Reply.Integer(removed.Count);
+    }
+
+    /// <summary>As Redis: the connections of users that are gone are closed (this one after its reply).</summary>
+    private static void CloseConnectionsOf(ref CommandContext c, List<AclUserSlot> removed)
+    {
+        if (removed.Count == 0)
+            return;
+        foreach (var client in c.Server.Clients.Snapshot())
+        {
+            if (client.User is not { } slot || !removed.Contains(slot))
+                continue;
+            if (ReferenceEquals(client, c.Client))
+                client.CloseAfterReply = true;
+            else
+                client.Kill();
+        }
     }
 
     private static void Users(ref CommandContext c)
@@ -271,7 +280,40 @@ public static class AclCommands
         return null;
     }
 
-    private static void NoFile(ref CommandContext c) => c.Error(NoAclFile);
+    private static void Save(ref CommandContext c)
+    {
+        string path = c.Server.Config.AclFilePath;
+        if (path.Length == 0)
+        {
+            c.Error(NoAclFile);
+            return;
+        }
+        if (c.Server.Acl.SaveFile(path) is { } problem)
+        {
+            c.Error($"ERR There was an error trying to save the ACLs. Please check the server logs for more information");
+            c.Client.Log.LogWarning("ACL SAVE to {Path} failed: {Problem}", path, problem);
+            return;
+        }
+        c.Reply.Ok();
+    }
+
+    private static void Load(ref CommandContext c)
+    {
+        string path = c.Server.Config.AclFilePath;
+        if (path.Length == 0)
+        {
+            c.Error(NoAclFile);
+            return;
+        }
+        var (removed, error) = c.Server.Acl.LoadFile(path);
+        if (error is not null)
+        {
+            c.Error("ERR " + error);
+            return;
+        }
+        CloseConnectionsOf(ref c, removed!);
+        c.Reply.Ok();
+    }
 
     private static void Help(ref CommandContext c) => HelpReply.Write(c.Reply,
     [

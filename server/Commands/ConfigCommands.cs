@@ -170,7 +170,8 @@ public static class ConfigCommands
             c.Error("ERR The server is running without a config file");
             return;
         }
-        string? problem = ConfigRewriter.Rewrite(c.Server.Config, path);
+        // The ACL users go into the file as "user" lines unless an aclfile keeps them.
+        string? problem = ConfigRewriter.Rewrite(c.Server.Config, path, c.Server.Config.AclFile.Length == 0 ? c.Server.Acl.Lines() : null);
         if (problem is null)
             c.Reply.Ok();
         else

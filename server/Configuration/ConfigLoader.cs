@@ -112,7 +112,8 @@ public static class ConfigLoader
 
     /// <summary>A line as a problem report quotes it: a secret setting's value is not printed.</summary>
     private static string Shown(ServerConfig config, string name, string line)
-        => config.Find(name) is { Secret: true } ? $"{name} {Redaction.Marker}" : line;
+        => config.Find(name) is { Secret: true } || name.Equals(ServerConfig.UserDirective, StringComparison.OrdinalIgnoreCase)
+            ? $"{name} {Redaction.Marker}" : line;
 
     /// <summary>Splits a configuration line with redis.conf's quoting ("..." with escapes, '...').</summary>
     public static List<string>? SplitLine(string line)

@@ -23,6 +23,7 @@ public sealed partial class ServerConfig
         Add(new ConfigParameter("bind", () => string.Join(' ', Bind), v => SetBind(v), mutable: false));
         AddTlsParameters();
         Add(new ConfigParameter("requirepass", () => RequirePass ?? "", v => { RequirePass = v.Length == 0 ? null : v; RequirePassChanged?.Invoke(); return null; }) { Secrecy = ConfigSecrecy.Sensitive });
+        Add(new ConfigParameter("aclfile", () => AclFile, v => { AclFile = v; return null; }, mutable: false) { Protected = true });
         Int("acllog-max-len", () => AclLogMaxLength, v => { AclLogMaxLength = v; AclLogMaxLengthChanged?.Invoke(); }, 0, int.MaxValue);
         // Replication (this server as a replica): the master's credentials are as sensitive as in Redis.
         Add(new ConfigParameter("masterauth", () => MasterAuth ?? "", v => { MasterAuth = v.Length == 0 ? null : v; return null; }) { Secrecy = ConfigSecrecy.Sensitive });
@@ -271,6 +272,14 @@ public sealed partial class ServerConfig
     public string? RequirePass { get; set; }
     /// <summary>Raised when requirepass changes: the default user's password follows it.</summary>
     public event Action? RequirePassChanged;
+    /// <summary>The configuration directive that declares an ACL user ("user alice on >pw ~* +@all").</summary>
+    public const string UserDirective = "user";
+    /// <summary>The "user" lines read at start, each its name then its rules, applied once the ACL users exist.</summary>
+    public List<string[]> UserLines { get; } = [];
+    /// <summary>aclfile: where ACL LOAD and SAVE read and write the users; empty for none.</summary>
+    public string AclFile { get; private set; } = "";
+    /// <summary>The aclfile's full path, a relative one under dir as in Redis (which works in dir); empty for none.</summary>
+    public string AclFilePath => AclFile.Length == 0 ? "" : Path.GetFullPath(AclFile, Dir);
     /// <summary>acllog-max-len: ACL LOG entries kept.</summary>
     public int AclLogMaxLength { get; private set; } = 128;
     public event Action? AclLogMaxLengthChanged;
@@ -461,6 +470,12 @@ public sealed partial class ServerConfig
     /// <summary>Sets a parameter by name; returns null on success or Redis's error text.</summary>
     public string? Set(string name, string value, bool atStartup)
     {
+        // "user" lines declare ACL users at start; like Redis, CONFIG SET knows no such setting.
+        if (atStartup && name.Equals(UserDirective, StringComparison.OrdinalIgnoreCase))
+        {
+            UserLines.Add(value.Split(' ', StringSplitOptions.RemoveEmptyEntries));
+            return null;
+        }
         var parameter = Find(name);
         if (parameter is null)
             return $"Unknown option or number of arguments for CONFIG SET - '{name}'";
