@@ -14,6 +14,15 @@ public readonly record struct AclRefusal(AclDenial Reason, string Object)
         AclDenial.Channel => "NOPERM this user has no permissions to access one of the channels used as arguments",
         _ => $"NOPERM this user has no permissions to run the '{Object}' command",
     };
+
+    /// <summary>Redis 7.0's reply for a queued command the rules no longer allow at EXEC.</summary>
+    public string ExecMessage => "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: "
+        + Reason switch
+        {
+            AclDenial.Key => "no permission to touch the specified keys",
+            AclDenial.Channel => "no permission to access one of the channels used as arguments",
+            _ => "no permission to execute the command or subcommand",
+        };
 }
 
 /// <summary>

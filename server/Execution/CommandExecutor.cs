@@ -100,9 +100,10 @@ public sealed class CommandExecutor(DataServer server)
         // key and channel (the default user, usually) costs one field read.
         if (client.User?.Current is { Unrestricted: false } user && Acl.AclCheck.Check(user, spec, args) is { } denied)
         {
-            string context = client is Scripting.ScriptClient ? "lua" : client.Transaction is { InMulti: true } ? "multi" : "toplevel";
+            string context = client is Scripting.ScriptClient ? "lua" : client.Transaction is { InMulti: true } || client.InTransaction ? "multi" : "toplevel";
             server.AclLog.Add(denied.Reason, context, denied.Object, user.Name, client.Describe());
-            Reject(client, counters, spec, denied.Message);
+            // Checked again at EXEC, as Redis: the rules may have changed since it was queued.
+            Reject(client, counters, spec, client.InTransaction ? denied.ExecMessage : denied.Message);
             return;
         }
         var transaction = client.Transaction;

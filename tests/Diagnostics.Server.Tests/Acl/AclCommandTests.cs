@@ -131,7 +131,7 @@ public sealed class AclCommandTests
     {
         OnBoth((admin, port) =>
         {
-            RespAssert.Ok(admin.Call(["ACL", "SETUSER", "reader", .. Rules("on >r ~* +@read +acl|whoami")]));
+            RespAssert.Ok(admin.Call(["ACL", "SETUSER", "reader", .. Rules("on >r ~* +@read +@transaction +acl|whoami")]));
             using var c = new RespClient(port);
             RespAssert.Ok(c.Call("AUTH", "reader", "r"));
             RespAssert.Bulk("reader", c.Call("ACL", "WHOAMI"));
@@ -143,6 +143,13 @@ public sealed class AclCommandTests
             Assert.Contains(hello, v => v.Text == "proto");
             RespAssert.Bulk("default", c.Call("ACL", "WHOAMI"));
             RespAssert.Ok(c.Call("AUTH", "reader", "r"));
+            // Queued commands are checked again at EXEC: the rules changed in between.
+            RespAssert.Ok(c.Call("MULTI"));
+            RespAssert.Simple("QUEUED", c.Call("SET", "k", "w"));
+            RespAssert.Ok(admin.Call("ACL", "SETUSER", "reader", "-set"));
+            var exec = c.Call("EXEC").Array;
+            RespAssert.Error("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: no permission to execute the command or subcommand", exec[0]);
+            Assert.Equal("multi", admin.Call("ACL", "LOG", "1").Array[0].ToMap()["context"].Text);
             RespAssert.Integer(1, admin.Call("ACL", "DELUSER", "reader"));
             Assert.True(c.IsClosedByServer(), "a deleted user's connection is closed");
         });
