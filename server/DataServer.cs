@@ -153,6 +153,8 @@ public sealed class DataServer : IDisposable
     public Acl.AclUsers Acl { get; }
     /// <summary>ACL LOG: denied commands, keys and channels, and failed authentications.</summary>
     public Acl.AclLog AclLog { get; } = new();
+    /// <summary>Failed authentications by source address and user (INFO acl, the doctor, the studio).</summary>
+    public Acl.AuthFailureSources AuthFailures { get; } = new();
     /// <summary>The TLS configuration in use and its handshake figures.</summary>
     public Tls.TlsContext Tls { get; }
     /// <summary>The HTTPS listener's TLS configuration (http-tls-port), reloaded like the RESP one.</summary>

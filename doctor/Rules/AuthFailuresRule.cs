@@ -25,6 +25,13 @@ public sealed class AuthFailuresRule : IDoctorRule
         if (http + resp < SpikeFailures)
             yield break;
         long rateLimited = input.InfoInt64("stats", "http_auth_rate_limited");
+        // INFO acl's worst RESP sources: "addr=10.0.0.5,user=admin,count=212,first=...,last=...".
+        var sources = new List<string>();
+        for (int i = 0; i < 3 && input.InfoField("acl", $"auth_failure_source_{i}") is { } line; i++)
+        {
+            var parts = line.Split(',').Select(p => p.Split('=', 2)).Where(p => p.Length == 2).ToDictionary(p => p[0], p => p[1]);
+            sources.Add($"{parts.GetValueOrDefault("addr", "?")} as '{parts.GetValueOrDefault("user", "?")}' ({parts.GetValueOrDefault("count", "?")} failures)");
+        }
         yield return new Finding
         {
             Rule = Id,
@@ -32,8 +39,9 @@ public sealed class AuthFailuresRule : IDoctorRule
             Severity = FindingSeverity.Warning,
             Title = "Authentication failures spiked",
             Seen = $"{Human.Count(http + resp)} failed authentications in the last {WindowSeconds} s ({Human.Count(resp)} AUTH over RESP, {Human.Count(http)} API keys, bearers or logins over HTTP); "
-                + $"{Human.Count(rateLimited)} HTTP requests were refused since start for failing too often.",
-            Advice = "Someone may be guessing the password or the API key. The log names the addresses HTTP failures came from, and CLIENT LIST the RESP clients: "
+                + $"{Human.Count(rateLimited)} HTTP requests were refused since start for failing too often."
+                + (sources.Count > 0 ? $" Most RESP failures since start came from {string.Join(", ", sources)}." : ""),
+            Advice = "Someone may be guessing the password or the API key. The log names the addresses HTTP failures came from, INFO acl and ACL LOG the RESP ones and the users they tried: "
                 + "block them, fix a client configured with an old password, and use a long random requirepass and http-api-key.",
             Evidence = new()
             {
@@ -42,6 +50,7 @@ public sealed class AuthFailuresRule : IDoctorRule
                 ["http_auth_failures"] = input.InfoInt64("stats", "http_auth_failures").ToString(CultureInfo.InvariantCulture),
                 ["acl_access_denied_auth"] = input.InfoInt64("stats", "acl_access_denied_auth").ToString(CultureInfo.InvariantCulture),
                 ["http_auth_rate_limited"] = rateLimited.ToString(CultureInfo.InvariantCulture),
+                ["auth_failure_source_0"] = input.InfoField("acl", "auth_failure_source_0") ?? "",
             },
             Chart = http >= resp ? MetricNames.HttpAuthFailuresPerSecond : MetricNames.AuthFailuresPerSecond,
         };

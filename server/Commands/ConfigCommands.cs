@@ -154,6 +154,7 @@ public static class ConfigCommands
         CommandLatency.ResetAll();
         c.Server.Stats.Reset();
         c.Server.Tls.Stats.Reset();
+        c.Server.AuthFailures.Reset();
         // Every shard is parked (AllShards), so writing their counters here races with nobody.
         foreach (var shard in c.Server.Keyspace.Shards)
             foreach (var db in shard.Databases)

@@ -167,10 +167,20 @@ public static class ConnectionCommands
         if (c.Server.Acl.Find(name)?.Current is { Enabled: true } found && found.Accepts(password))
             return true;
         c.Server.Stats.AuthFailed();
+        c.Server.AuthFailures.Failed(SourceAddress(c.Client), name);
         // The object is the command as the client spelled it ("AUTH", "hello"), as Redis logs it.
         c.Server.AclLog.Add(Acl.AclDenial.Auth, c.Client.Transaction is { InMulti: true } ? "multi" : "toplevel", c.ArgString(0), name, c.Client.Describe());
         c.Error(Errors.WrongPass);
         return false;
+    }
+
+    /// <summary>The client's IP address without its port ("10.0.0.5", "::1"); "" for the server's own sessions.</summary>
+    private static string SourceAddress(Execution.ClientSession client)
+    {
+        if (client is not Network.ClientConnection connection || connection.Address is not { Length: > 0 } address)
+            return "";
+        int colon = address.LastIndexOf(':');
+        return colon > 0 ? address[..colon] : address;
     }
 
     private static void Select(ref CommandContext c)

@@ -29,7 +29,16 @@ public sealed class SecurityComponentTests
     {
         var source = new FixedStudioSource
         {
-            InfoReport = new InfoReport(new() { ["tls"] = Tls(respExpiresIn: 5 * 86_400, httpExpiresIn: 20 * 86_400) }),
+            InfoReport = new InfoReport(new()
+            {
+                ["tls"] = Tls(respExpiresIn: 5 * 86_400, httpExpiresIn: 20 * 86_400),
+                ["acl"] = new()
+                {
+                    ["acl_users"] = "3", ["acl_log_entries"] = "7", ["auth_failure_sources"] = "2",
+                    ["auth_failure_source_0"] = "addr=10.0.0.9,user=admin,count=212,first=1795000000,last=1795000600",
+                    ["auth_failure_source_1"] = "addr=10.0.0.5,user=app,count=2,first=1795000100,last=1795000200",
+                },
+            }),
             HistoryData = FixedStudioSource.MakeHistory(5, (MetricNames.TlsHandshakesPerSecond, i => i), (MetricNames.TlsCertExpiresInDays, _ => 5)),
         };
         using var context = StudioRendering.Context(source);
@@ -53,6 +62,12 @@ public sealed class SecurityComponentTests
         Assert.Null(page.Find("table.handshake-failures tr[data-reason='timeout']").GetAttribute("class"));
         Assert.Contains("12", page.Find(".tiles.handshakes").TextContent);
 
+        var failures = page.FindAll("table.auth-failures tbody tr");
+        Assert.Equal(["10.0.0.9", "10.0.0.5"], failures.Select(r => r.GetAttribute("data-address")));
+        Assert.Contains("admin", failures[0].TextContent);
+        Assert.Contains("212", failures[0].TextContent);
+        Assert.Contains("3 ACL users", page.Markup);
+
         var charts = page.FindComponents<TimeChart>();
         Assert.Contains(charts, c => c.Instance.Title == "TLS handshakes" && c.Instance.Unit == ChartUnit.OpsPerSecond);
         Assert.Contains(charts, c => c.Instance.Title == "Days until a certificate expires");
@@ -63,7 +78,11 @@ public sealed class SecurityComponentTests
     {
         var off = new FixedStudioSource
         {
-            InfoReport = new InfoReport(new() { ["tls"] = new() { ["tls_enabled"] = "0", ["tls_port"] = "0", ["http_tls_enabled"] = "0", ["http_tls_port"] = "0" } }),
+            InfoReport = new InfoReport(new()
+            {
+                ["tls"] = new() { ["tls_enabled"] = "0", ["tls_port"] = "0", ["http_tls_enabled"] = "0", ["http_tls_port"] = "0" },
+                ["acl"] = new() { ["acl_users"] = "1", ["acl_log_entries"] = "0", ["auth_failure_sources"] = "0" },
+            }),
         };
         using (var context = StudioRendering.Context(off))
         {
@@ -71,6 +90,7 @@ public sealed class SecurityComponentTests
             Assert.Contains("Off: no tls-port is set.", page.Find("section.certificate[data-listener='RESP']").TextContent);
             Assert.Contains("Off: no http-tls-port is set.", page.Find("section.certificate[data-listener='HTTPS']").TextContent);
             Assert.Empty(page.FindAll("table.handshake-failures"));
+            Assert.NotNull(page.Find(".no-failures"));
         }
         var old = new FixedStudioSource();
         using (var context = StudioRendering.Context(old))

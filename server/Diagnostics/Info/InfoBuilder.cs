@@ -42,6 +42,7 @@ public static class InfoBuilder
         new("threads", "Threads", false, WriteThreads),
         new("diskio", "Diskio", false, DiskIoInfo.Write),
         new("tls", "Tls", false, Tls.TlsInfo.Write),
+        new("acl", "Acl", false, Acl.AclInfo.Write),
         new("diagnostics", "Diagnostics", false, WriteDiagnostics),
         new("triggers", "Triggers", false, (text, server) => server.Triggers?.WriteInfo(text)),
     ];

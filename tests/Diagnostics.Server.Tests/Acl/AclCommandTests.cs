@@ -171,5 +171,27 @@ public sealed class AclCommandTests
         });
     }
 
+    [Fact]
+    public void FailedLoginsAreCountedBySourceAndUserAndTheDoctorNamesThem()
+    {
+        using var server = ServerProcess.Start("--requirepass", "right-Pa55");
+        using var c = server.Connect();
+        for (int i = 0; i < 12; i++)
+            RespAssert.Error("WRONGPASS invalid username-password pair or user is disabled.", c.Call("AUTH", "admin", "guess-" + i));
+        RespAssert.Ok(c.Call("AUTH", "right-Pa55"));
+        var acl = InfoFields.Read(c, "acl");
+        Assert.Equal("1", acl["auth_failure_sources"]);
+        var source = InfoFields.Parts(acl["auth_failure_source_0"]);
+        Assert.Equal("127.0.0.1", source["addr"]);
+        Assert.Equal("admin", source["user"]);
+        Assert.Equal("12", source["count"]);
+        // ACL LOG groups the twelve into one entry, as Redis does.
+        Assert.Equal("1", InfoFields.Get(c, "acl", "acl_log_entries"));
+        RespAssert.Integer(12, c.Call("ACL", "LOG").Array[0].ToMap()["count"]);
+        var finding = DoctorProbe.Expect(server, "auth-failures", secret: "right-Pa55");
+        Assert.Contains("127.0.0.1 as 'admin' (12 failures)", finding.Seen);
+        Assert.DoesNotContain("guess-", RespValue.Render(c.Call("ACL", "LOG").Array));
+    }
+
     private static string Sha256(string text) => Convert.ToHexStringLower(System.Security.Cryptography.SHA256.HashData(System.Text.Encoding.UTF8.GetBytes(text)));
 }
