@@ -107,7 +107,8 @@ public sealed class ReplicaLinkTests
         RespAssert.Ok(r.Call("REPLICAOF", "127.0.0.1", nobody.ToString()));
         RespAssert.Error("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", r.Call("GET", "k"));
         Assert.Equal("down", InfoFields.Get(r, "replication", "master_link_status"));
-        Assert.Equal("connect", r.Call("ROLE").Array[3].Text);
+        // Between attempts the link is "connect", during one "connecting": either way not connected.
+        Assert.Contains(r.Call("ROLE").Array[3].Text, new[] { "connect", "connecting" });
         RespAssert.Ok(r.Call("CONFIG", "SET", "replica-serve-stale-data", "yes"));
         RespAssert.Null(r.Call("GET", "k"));
         Poll.Until(() => ours.Output.Contains("Error condition on socket for SYNC"), "the failed connection to be logged");
