@@ -55,10 +55,7 @@ public sealed class DoctorTlsTests : IDisposable
     public void ARefusedRenewalIsNamedInTheFinding()
     {
         var soon = _certificates.Server("soon", days: 10);
-        string certFile = Path.Combine(_certificates.Directory, "live.crt");
-        string keyFile = Path.Combine(_certificates.Directory, "live.key");
-        File.Copy(soon.CertFile, certFile);
-        File.Copy(soon.KeyFile, keyFile);
+        var (certFile, keyFile) = _certificates.Live(soon);
         using var server = StartWith(soon, certFile, keyFile);
         using var c = server.Connect();
         // The renewal's certificate arrives without its key: refused, the old pair stays.

@@ -56,6 +56,34 @@ public sealed class TestCertificates : IDisposable
         return Write(name, certificate, key, null);
     }
 
+    /// <summary>
+    /// <paramref name="first"/> copied to fixed file names, as a server is configured once with
+    /// paths that renewals then replace (see <see cref="Replace"/>).
+    /// </summary>
+    public (string CertFile, string KeyFile) Live(Pair first, string name = "live")
+    {
+        string certFile = _directory.File(name + ".crt"), keyFile = _directory.File(name + ".key");
+        File.Copy(first.CertFile, certFile, overwrite: true);
+        File.Copy(first.KeyFile, keyFile, overwrite: true);
+        return (certFile, keyFile);
+    }
+
+    /// <summary>Replaces <paramref name="target"/> whole by renaming a copy of <paramref name="source"/> over it, as certbot or a secret update does.</summary>
+    public void Replace(string source, string target)
+    {
+        string staged = _directory.File(Guid.NewGuid().ToString("N") + ".staged");
+        File.Copy(source, staged);
+        File.Move(staged, target, overwrite: true);
+    }
+
+    /// <summary>A file of the given text in the certificates' folder (a broken certificate, say).</summary>
+    public string Write(string content)
+    {
+        string path = _directory.File(Guid.NewGuid().ToString("N") + ".tmp");
+        File.WriteAllText(path, content);
+        return path;
+    }
+
     /// <summary>Options for a test client: trusts only this CA, presents <paramref name="client"/> if given.</summary>
     public SslClientAuthenticationOptions ClientOptions(Pair? client = null, System.Security.Authentication.SslProtocols protocols = System.Security.Authentication.SslProtocols.None)
     {

@@ -73,10 +73,7 @@ public sealed class HttpsListenerTests : IDisposable
     public async Task TheHttpsCertificateIsReloadedWhenItsFilesAreReplaced()
     {
         var first = _certificates.Server("first");
-        string certFile = Path.Combine(_certificates.Directory, "web.crt");
-        string keyFile = Path.Combine(_certificates.Directory, "web.key");
-        File.Copy(first.CertFile, certFile);
-        File.Copy(first.KeyFile, keyFile);
+        var (certFile, keyFile) = _certificates.Live(first, "web");
         int httpsPort = ServerProcess.FreePort();
         using var server = ServerProcess.Start("--http-tls-port", httpsPort.ToString(), "--http-tls-cert-file", certFile, "--http-tls-key-file", keyFile);
         Assert.Equal(first.SerialNumber, (await GetHttps(httpsPort, "/api/info")).Certificate.SerialNumber);
@@ -87,7 +84,7 @@ public sealed class HttpsListenerTests : IDisposable
         using var c = server.Connect();
         Poll.Until(() => InfoFields.Get(c, "tls", "http_tls_cert_serial") == second.SerialNumber, "the HTTPS listener takes the new pair", timeoutMs: 20_000);
         Assert.Equal(second.SerialNumber, (await GetHttps(httpsPort, "/api/info")).Certificate.SerialNumber);
-        Assert.Contains("HTTP TLS certificate reloaded (certificate files changed): CN=second", server.Output);
+        Poll.Until(() => server.Output.Contains("HTTP TLS certificate reloaded (certificate files changed): CN=second"), "the reload logged");
     }
 
     [Fact]
