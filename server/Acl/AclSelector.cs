@@ -24,7 +24,7 @@ public sealed class AclSelector
 {
     private readonly CommandTable _commands;
     private ulong[] _allowed;
-    private Dictionary<int, List<string>>? _firstArgs;
+    private Dictionary<int, List<byte[]>>? _firstArgs;
 
     public AclSelector(CommandTable commands)
     {
@@ -42,6 +42,9 @@ public sealed class AclSelector
     public bool AllChannels { get; private set; }
     public List<AclKeyPattern> Keys { get; private set; } = [];
     public List<string> Channels { get; private set; } = [];
+    // The channel patterns' and first arguments' bytes, made when the rule is applied, so checking a
+    // command allocates nothing.
+    private List<byte[]> _channelBytes = [];
 
     /// <summary>A selector over the same command table with nothing allowed.</summary>
     public AclSelector Empty() => new(_commands);
@@ -49,12 +52,13 @@ public sealed class AclSelector
     public AclSelector Clone() => new(_commands)
     {
         _allowed = (ulong[])_allowed.Clone(),
-        _firstArgs = _firstArgs?.ToDictionary(p => p.Key, p => new List<string>(p.Value)),
+        _firstArgs = _firstArgs?.ToDictionary(p => p.Key, p => new List<byte[]>(p.Value)),
         AllCommands = AllCommands,
         AllKeys = AllKeys,
         AllChannels = AllChannels,
         Keys = [.. Keys],
         Channels = [.. Channels],
+        _channelBytes = [.. _channelBytes],
     };
 
     /// <summary>Every command of the table, every key and every channel.</summary>
@@ -77,8 +81,8 @@ public sealed class AclSelector
             return true;
         if (_firstArgs is null || !_firstArgs.TryGetValue(spec.Id, out var args) || firstArg.IsEmpty)
             return false;
-        foreach (string arg in args)
-            if (Ascii.EqualsIgnoreCase(firstArg, Encoding.UTF8.GetBytes(arg)))
+        foreach (byte[] arg in args)
+            if (Ascii.EqualsIgnoreCase(firstArg, arg))
                 return true;
         return false;
     }
@@ -106,12 +110,9 @@ public sealed class AclSelector
     {
         if (AllChannels)
             return true;
-        foreach (string allowed in Channels)
-        {
-            byte[] bytes = Encoding.UTF8.GetBytes(allowed);
+        foreach (byte[] bytes in _channelBytes)
             if (isPattern ? channel.SequenceEqual(bytes) : GlobPattern.IsMatch(bytes, channel))
                 return true;
-        }
         return false;
     }
 
@@ -134,6 +135,7 @@ public sealed class AclSelector
             case "resetchannels":
                 AllChannels = false;
                 Channels = [];
+                _channelBytes = [];
                 return null;
             case "allcommands":
                 return Apply("+@all");
@@ -153,9 +155,13 @@ public sealed class AclSelector
             {
                 AllChannels = true;
                 Channels = [];
+                _channelBytes = [];
             }
             else if (!Channels.Contains(channel))
+            {
                 Channels.Add(channel);
+                _channelBytes.Add(Encoding.UTF8.GetBytes(channel));
+            }
             return null;
         }
         if (rule[0] is '+' or '-')
@@ -247,8 +253,9 @@ public sealed class AclSelector
         _firstArgs ??= [];
         if (!_firstArgs.TryGetValue(parent.Id, out var args))
             _firstArgs[parent.Id] = args = [];
-        if (!args.Contains(rest, StringComparer.OrdinalIgnoreCase))
-            args.Add(rest.ToLowerInvariant());
+        byte[] arg = Encoding.UTF8.GetBytes(rest.ToLowerInvariant());
+        if (!args.Exists(a => a.AsSpan().SequenceEqual(arg)))
+            args.Add(arg);
         return null;
     }
 
@@ -358,8 +365,8 @@ public sealed class AclSelector
                 described.SetCommand(spec, mine);
             }
             if (!mine && _firstArgs is not null && _firstArgs.TryGetValue(spec.Id, out var args))
-                foreach (string arg in args)
-                    rules.Append(" +").Append(spec.FullName).Append('|').Append(arg);
+                foreach (byte[] arg in args)
+                    rules.Append(" +").Append(spec.FullName).Append('|').Append(Encoding.UTF8.GetString(arg));
         }
         return rules.ToString();
     }

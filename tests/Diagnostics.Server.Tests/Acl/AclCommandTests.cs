@@ -57,6 +57,23 @@ public sealed class AclCommandTests
     }
 
     [Fact]
+    public void HelpAndRespThreeRepliesHaveRedissShape()
+    {
+        using var ours = ServerProcess.Start();
+        using var redis = RealRedisServer.Start();
+        using var o = ours.Connect();
+        using var r = redis.Connect();
+        Assert.Equal(RespValue.Render(r.Call("ACL", "HELP").Array), RespValue.Render(o.Call("ACL", "HELP").Array));
+        foreach (var c in new[] { o, r })
+        {
+            c.Call("HELLO", "3");
+            RespAssert.Ok(c.Call(["ACL", "SETUSER", "u3", .. Rules("on >p ~k:* &ch +get (+set ~w:*)")]));
+        }
+        Assert.Equal(r.Call("ACL", "GETUSER", "u3").ToString(), o.Call("ACL", "GETUSER", "u3").ToString());
+        Assert.Equal(r.Call("ACL", "GETUSER", "nobody").Kind, o.Call("ACL", "GETUSER", "nobody").Kind);
+    }
+
+    [Fact]
     public void RefusalsAnswerInRedisWords()
     {
         OnBoth((c, _) =>
