@@ -14,7 +14,7 @@ public static class AclInfo
     public static void Write(StringBuilder text, DataServer server)
     {
         InfoBuilder.Field(text, "acl_users", server.Acl.All.Count);
-        InfoBuilder.Field(text, "acl_log_entries", server.AclLog.Newest(null).Count);
+        InfoBuilder.Field(text, "acl_log_entries", server.AclLog.Count);
         InfoBuilder.Field(text, "auth_failure_sources", server.AuthFailures.Count);
         var top = server.AuthFailures.Top(SourcesShown);
         for (int i = 0; i < top.Count; i++)

@@ -81,6 +81,15 @@ public sealed class AclLog
             return [.. _entries.Take(count ?? int.MaxValue)];
     }
 
+    public int Count
+    {
+        get
+        {
+            lock (_gate)
+                return _entries.Count;
+        }
+    }
+
     public void Reset()
     {
         lock (_gate)
