@@ -34,7 +34,9 @@ public sealed class SentinelBusyScriptTests
         Assert.True(running.Join(20_000), $"the script was still running after 20 s:\n{sentinel.Output}");
         Assert.True(scriptReply is { IsError: true } && scriptReply.Text!.Contains("Script killed by user with SCRIPT KILL", StringComparison.Ordinal),
             $"the script ended with {scriptReply}\n{sentinel.Output}");
-        Assert.Contains("+sdown master mymaster", sentinel.Output);
+        // Sentinel sends SCRIPT KILL only once it holds the master down, so +sdown was logged before
+        // the script ended; its output is read asynchronously and may not have arrived yet.
+        Poll.Until(() => sentinel.Output.Contains("+sdown master mymaster", StringComparison.Ordinal), () => $"+sdown in the sentinel's log:\n{sentinel.Output}", 5_000);
         using var m = master.Connect();
         Assert.Contains("cmdstat_script|kill:calls=1,", m.Call("INFO", "commandstats").Text);
         Poll.Until(() => sentinel.Output.Contains("-sdown master mymaster", StringComparison.Ordinal), () => $"the master up again for the sentinel:\n{sentinel.Output}", 10_000);

@@ -127,7 +127,12 @@ public sealed unsafe class ListValueTests
             Assert.Equal("plain", Encoding.ASCII.GetString(list->Tail.AsBytes(scratch)));
             Assert.Equal("12", Encoding.ASCII.GetString(list->Get(3).AsBytes(scratch)));
             ListValue* copy = list->Copy();
-            Assert.Equal(list->Bytes, copy->Bytes);
+            // Node for node the same bytes; what the allocator charges for them depends on the heap's
+            // state (glibc may hand out a slightly larger free chunk), so Bytes is not compared.
+            Assert.Equal(list->NodeCount, copy->NodeCount);
+            Assert.Equal(list->NodeBytes, copy->NodeBytes);
+            Assert.Equal(list->Count, copy->Count);
+            Assert.Equal("12", Encoding.ASCII.GetString(copy->Get(3).AsBytes(scratch)));
             Assert.True(copy->NodeAt(1)->IsPlain);
             ListValue.Destroy(copy);
         }
