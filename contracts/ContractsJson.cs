@@ -21,6 +21,7 @@ namespace Diagnostics.Contracts;
 [JsonSerializable(typeof(ScriptReport))]
 [JsonSerializable(typeof(LatencyReport))]
 [JsonSerializable(typeof(SlowLogRecord[]))]
+[JsonSerializable(typeof(AclLogRecord[]))]
 [JsonSerializable(typeof(SlowLogSummary))]
 [JsonSerializable(typeof(ClosedClient[]))]
 [JsonSerializable(typeof(HotKeysReport))]

@@ -25,6 +25,8 @@ public sealed record DoctorInput
     /// <summary>Every slow call by command and client; null when the package predates it (the rules then count the log).</summary>
     public SlowLogSummary? SlowSummary { get; init; }
     public MemoryReport? Memory { get; init; }
+    /// <summary>ACL LOG's entries, newest first (empty when the package predates them).</summary>
+    public IReadOnlyList<AclLogRecord> AclLog { get; init; } = [];
     /// <summary>The sampled hot keys; null when sampling is off or the package predates it.</summary>
     public HotKeysReport? HotKeys { get; init; }
     /// <summary>The package triggers and the packages they took; null when the package predates them.</summary>

@@ -96,6 +96,7 @@ internal sealed class PackageParse
         SlowLog = Read(zip, "slowlog.json", ContractsJson.Default.SlowLogRecordArray) ?? [],
         SlowSummary = Read(zip, "slowlog-summary.json", ContractsJson.Default.SlowLogSummary),
         Memory = Read(zip, "memory.json", ContractsJson.Default.MemoryReport),
+        AclLog = Read(zip, "acl-log.json", ContractsJson.Default.AclLogRecordArray) ?? [],
         Keyspace = Read(zip, "keyspace.json", ContractsJson.Default.KeyspaceReport),
         HotKeys = Read(zip, "hotkeys.json", ContractsJson.Default.HotKeysReport),
         Triggers = Read(zip, "triggers.json", ContractsJson.Default.TriggerReport),

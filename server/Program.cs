@@ -137,7 +137,7 @@ lifetime.ApplicationStarted.Register(() =>
 {
     if (config.HttpPort != 0)
         log.LogInformation("HTTP API on http://{Bind}:{Port}/api ({Access})", string.Join(' ', config.HttpBind), config.HttpPort,
-            ApiGate.SecretRequired(config) ? "API key or password required" : "loopback only, no key");
+            host.Services.GetRequiredService<HttpLogins>().LoginRequired ? "login required: an ACL user or the API key" : "loopback only, no login");
     if (config.HttpTlsPort != 0)
         log.LogInformation("HTTPS API on https://{Bind}:{Port}/api", string.Join(' ', config.HttpBind), config.HttpTlsPort);
     server.Announcement = MonitorAnnouncementFile.Write(config.Port, IngestUrl(), config.Dir);

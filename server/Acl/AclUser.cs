@@ -36,6 +36,14 @@ public sealed class AclUser
     public bool Unrestricted => _unrestricted ??= Root.AllowsEverything();
     private bool? _unrestricted;
 
+    /// <summary>
+    /// A digest of what logs this user in (nopass and the password digests): an HTTP session
+    /// keeps it and ends when it changes, as after resetpass or a new password.
+    /// </summary>
+    public string CredentialStamp => _credentialStamp ??= Convert.ToHexStringLower(SHA256.HashData(Encoding.UTF8.GetBytes(
+        $"{Name}\n{(NoPass ? "nopass" : "")}\n{string.Join(',', Passwords)}")))[..32];
+    private string? _credentialStamp;
+
     /// <summary>A new user as ACL SETUSER creates one: off, no password, no commands, keys or channels.</summary>
     public static AclUser Create(string name, CommandTable commands) => new(name, new AclSelector(commands));
 

@@ -1,4 +1,6 @@
+using Diagnostics.Server.Api.Access;
 using Diagnostics.Server.Diagnostics.Package;
+using Diagnostics.Studio.Security;
 
 namespace Diagnostics.Server.Api;
 
@@ -23,9 +25,19 @@ public static class DebugEntryExtensions
                     continue;
                 string path = "/" + (route.RoutePattern.RawText ?? "").TrimStart('/');
                 var handler = endpoint.RequestDelegate;
-                registry.Add(debug.FileName, (stream, cancellationToken) => InvokeAsync(app.Services, handler, endpoint, path, debug.Query, stream, cancellationToken));
+                registry.Add(debug.FileName, (stream, cancellationToken) => InvokeAsync(app.Services, handler, endpoint, path, debug.Query, stream, cancellationToken),
+                    RequiredPermissions(endpoint));
             }
         }
+    }
+
+    /// <summary>What the endpoint's metadata asks of a login: its group's permissions and its own.</summary>
+    public static StudioPermissions RequiredPermissions(Endpoint endpoint)
+    {
+        var permissions = StudioPermissions.None;
+        foreach (var required in endpoint.Metadata.GetOrderedMetadata<RequiredPermissionMetadata>())
+            permissions |= required.Permissions;
+        return permissions;
     }
 
     private static async Task InvokeAsync(IServiceProvider services, RequestDelegate handler, Endpoint endpoint, string path, string query,

@@ -10,6 +10,7 @@ using Diagnostics.Server.Diagnostics.Info;
 using Diagnostics.Server.Diagnostics.Package;
 using Diagnostics.Server.Diagnostics.Stacks;
 using Diagnostics.Server.Diagnostics.Views;
+using Diagnostics.Studio.Security;
 using Diagnostics.Studio.Sources;
 using Microsoft.AspNetCore.Mvc;
 
@@ -35,7 +36,8 @@ public static class HttpApi
             .RequireCredential(HttpCredential.MonitorToken)
             .WithMetadata(new RequestSizeLimitAttribute(MonitorBatchMaxBytes));
 
-        var api = app.MapGroup("/api").RequireCredential(HttpCredential.Operator);
+        // Every endpoint needs watch; those that show more (clients, values, settings) or change something say what else.
+        var api = app.MapGroup("/api").RequireCredential(HttpCredential.Operator).RequirePermission(StudioPermissions.Watch);
 
         api.MapGet("/info", (string[]? section) => Json(InfoView.Build(server, section ?? []), ContractsJson.Default.InfoReport))
             .IncludeInDebugPackage("info.json");
@@ -46,29 +48,29 @@ public static class HttpApi
         api.MapGet("/threads", () => Json(ThreadView.Build(server.Sampler.ThreadCpu), ContractsJson.Default.ThreadSnapshotArray))
             .IncludeInDebugPackage("threads.json");
         api.MapGet("/clients", () => Json(ClientView.Build(server), ContractsJson.Default.ClientSnapshotArray))
-            .IncludeInDebugPackage("clients.json");
-        api.MapPost("/clients/{id:long}/kill", (long id) => KillClient(server, id));
+            .RequirePermission(StudioPermissions.Clients).IncludeInDebugPackage("clients.json");
+        api.MapPost("/clients/{id:long}/kill", (long id) => KillClient(server, id)).RequirePermission(StudioPermissions.KillClients);
         api.MapGet("/clients/closed", () => Json(server.Clients.Closed.Recent(), ContractsJson.Default.ClosedClientArray))
-            .IncludeInDebugPackage("clients-closed.json");
+            .RequirePermission(StudioPermissions.Clients).IncludeInDebugPackage("clients-closed.json");
         api.MapGet("/inflight", () => Json(InFlightView.Build(), ContractsJson.Default.InFlightWorkArray))
             .IncludeInDebugPackage("inflight.json");
         api.MapGet("/commands", () => Json(CommandView.Build(server), ContractsJson.Default.CommandStatisticsArray))
             .IncludeInDebugPackage("commands.json");
         // A script's source only when asked for (?source=true): it may embed secrets, so the debug package never holds it.
-        api.MapGet("/scripts", (bool? source) => Json(ScriptView.Build(server, source == true), ContractsJson.Default.ScriptReport))
+        api.MapGet("/scripts", (bool? source, HttpContext context) => Scripts(server, source == true, context))
             .IncludeInDebugPackage("scripts.json");
         api.MapGet("/latency", () => Json(LatencyView.Build(server), ContractsJson.Default.LatencyReport))
             .IncludeInDebugPackage("latency.json");
         api.MapGet("/slowlog", () => Json(SlowLogView.Build(server), ContractsJson.Default.SlowLogRecordArray))
-            .IncludeInDebugPackage("slowlog.json");
+            .RequirePermission(StudioPermissions.SlowLog).IncludeInDebugPackage("slowlog.json");
         api.MapGet("/slowlog/summary", () => Json(SlowLogView.Summary(server), ContractsJson.Default.SlowLogSummary))
             .IncludeInDebugPackage("slowlog-summary.json");
         api.MapGet("/memory", () => Json(MemoryView.Build(server), ContractsJson.Default.MemoryReport))
             .IncludeInDebugPackage("memory.json");
         api.MapGet("/keyspace", () => Json(KeyspaceView.Build(server), ContractsJson.Default.KeyspaceReport))
-            .IncludeInDebugPackage("keyspace.json").LimitedAsExpensive();
+            .RequirePermission(StudioPermissions.Keys).IncludeInDebugPackage("keyspace.json").LimitedAsExpensive();
         api.MapGet("/hotkeys", () => Json(HotKeysView.Build(server), ContractsJson.Default.HotKeysReport))
-            .IncludeInDebugPackage("hotkeys.json");
+            .RequirePermission(StudioPermissions.Keys).IncludeInDebugPackage("hotkeys.json");
         api.MapGet("/diskio", () => Json(DiskIoView.Build(), ContractsJson.Default.DiskIoFiguresArray))
             .IncludeInDebugPackage("diskio.json");
         api.MapGet("/replication", () => Json(ReplicationView.Build(server), ContractsJson.Default.ReplicationSnapshot))
@@ -78,7 +80,9 @@ public static class HttpApi
         api.MapGet("/environment", () => Json(EnvironmentView.Build(), ContractsJson.Default.EnvironmentReport))
             .IncludeInDebugPackage("environment.json");
         api.MapGet("/config", () => Json(Redaction.Settings(server.Config), ContractsJson.Default.DictionaryStringString))
-            .IncludeInDebugPackage("config.json");
+            .RequirePermission(StudioPermissions.Config).IncludeInDebugPackage("config.json");
+        api.MapGet("/acl/log", () => Json(AclLogView.Build(server), ContractsJson.Default.AclLogRecordArray))
+            .RequirePermission(StudioPermissions.AclLog).IncludeInDebugPackage("acl-log.json");
         api.MapGet("/log", () => Results.Text(string.Join('\n', server.Log.Lines()) + "\n", "text/plain; charset=utf-8"))
             .IncludeInDebugPackage("log.txt");
         api.MapGet("/doctor", () => Json(DoctorView.Examine(server), ContractsJson.Default.DoctorReport))
@@ -87,13 +91,14 @@ public static class HttpApi
             .IncludeInDebugPackage("stacks.txt").LimitedAsExpensive();
         api.MapGet("/monitor", () => Json(server.Monitor.Report(), ContractsJson.Default.MonitorReport))
             .IncludeInDebugPackage("monitor.json");
-        api.MapGet("/debug/package", (DebugPackageBuilder builder, HttpContext context) => DebugPackage(builder, context)).LimitedAsExpensive();
+        // A package holds what every endpoint it includes shows: it needs all of their permissions.
+        api.MapGet("/debug/package", (DebugPackageBuilder builder, HttpContext context) => DebugPackage(builder, context)).ServesPackages().LimitedAsExpensive();
         api.MapPost("/debug/package", (PackageLibrary packages, HttpContext context, string? name) => OpenPackage(packages, context, name ?? "package.zip"));
         // The packages the server took by itself (Diagnostics/Triggers): listed, downloaded, opened in the studio.
         api.MapGet("/debug/packages", () => server.Triggers is { } triggers ? Json(triggers.Report(), ContractsJson.Default.TriggerReport) : NoTriggers())
             .IncludeInDebugPackage("triggers.json");
-        api.MapGet("/debug/packages/{name}", (string name, HttpContext context) => SendTriggeredPackage(server, name, context));
-        api.MapPost("/debug/packages/{name}/open", (string name, PackageLibrary packages, HttpContext context) => OpenTriggeredPackage(server, packages, name, context));
+        api.MapGet("/debug/packages/{name}", (string name, HttpContext context) => SendTriggeredPackage(server, name, context)).ServesPackages();
+        api.MapPost("/debug/packages/{name}/open", (string name, PackageLibrary packages, HttpContext context) => OpenTriggeredPackage(server, packages, name, context)).ServesPackages();
         api.MapGet("/endpoints", (EndpointDataSource endpoints) => Results.Text(EndpointList.Describe(endpoints), "text/plain; charset=utf-8"));
     }
 
@@ -126,6 +131,14 @@ public static class HttpApi
         if (batch is null || !server.Monitor.Ingest(batch))
             return Results.BadRequest($"this batch is not for this server (pid {Environment.ProcessId})");
         return Results.NoContent();
+    }
+
+    /// <summary>The scripts with their stats; their source only for a login allowed to see it (it may embed secrets).</summary>
+    private static IResult Scripts(DataServer server, bool source, HttpContext context)
+    {
+        if (source && context.Features.Get<StudioGrant>() is { } grant && !grant.Has(StudioPermissions.ScriptSource))
+            return Results.Text(grant.Refusal(StudioPermissions.ScriptSource, "see scripts' source") + "\n", "text/plain; charset=utf-8", statusCode: StatusCodes.Status403Forbidden);
+        return Json(ScriptView.Build(server, source), ContractsJson.Default.ScriptReport);
     }
 
     private static IResult KillClient(DataServer server, long id)

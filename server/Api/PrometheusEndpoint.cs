@@ -1,5 +1,6 @@
 using Diagnostics.Server.Api.Access;
 using Diagnostics.Server.Diagnostics.Meters;
+using Diagnostics.Studio.Security;
 using OpenTelemetry;
 using OpenTelemetry.Metrics;
 
@@ -29,7 +30,7 @@ public static class PrometheusEndpoint
         var exporter = app.Services.GetRequiredService<PrometheusTextExporter>();
         // Scrapers present the API key or the password as a bearer token when the server has one.
         app.MapGet("/metrics", () => Results.Text(exporter.Scrape(), ContentType))
-            .RequireCredential(HttpCredential.Operator)
+            .RequireCredential(HttpCredential.Operator).RequirePermission(StudioPermissions.Watch)
             .IncludeInDebugPackage("metrics.txt");
     }
 }

@@ -2,6 +2,7 @@ using System.Globalization;
 using Diagnostics.Doctor;
 using Diagnostics.Server.Engine;
 using Diagnostics.Server.Memory;
+using Diagnostics.Studio.Security;
 using Diagnostics.Server.Persistence;
 using Diagnostics.Server.Protocol;
 
@@ -73,6 +74,7 @@ public sealed partial class ServerConfig
         Int("http-port", () => HttpPort, v => HttpPort = v, 0, 65535, mutable: false);
         Add(new ConfigParameter("http-bind", () => string.Join(' ', HttpBind), v => { HttpBind = Split(v); return null; }, mutable: false));
         Add(new ConfigParameter("http-api-key", () => HttpApiKey ?? "", SetHttpApiKey) { Secrecy = ConfigSecrecy.Credential });
+        Add(new ConfigParameter("http-api-key-scope", () => StudioPermission.Names(HttpApiKeyScope), SetHttpApiKeyScope));
         Bool("diagnostics-sampler", () => DiagnosticsSampler, v => { DiagnosticsSampler = v; DiagnosticsSamplerChanged?.Invoke(); });
         // Where a stream starts a new node, as Redis decides (the node's listpack bytes, its entries).
         Memory("stream-node-max-bytes", () => StreamNodeMaxBytes, v => StreamNodeMaxBytes = v, 0, long.MaxValue);
@@ -329,6 +331,12 @@ public sealed partial class ServerConfig
     /// required when the HTTP listener binds beyond loopback.
     /// </summary>
     public string? HttpApiKey { get; private set; }
+    /// <summary>
+    /// What the API key may do (permission names: watch clients kill-clients slowlog keys config
+    /// acl-log script-source, or all): the key is a machine credential, so a scraper's key can be
+    /// kept to watch while people log in as ACL users.
+    /// </summary>
+    public StudioPermissions HttpApiKeyScope { get; private set; } = StudioPermissions.All;
     /// <summary>The 1 Hz sampler that feeds the history; off only to measure what it costs.</summary>
     public bool DiagnosticsSampler { get; private set; } = true;
     /// <summary>One command in this many has its first key sampled for the hot-key view; 0 turns it off.</summary>
@@ -656,6 +664,15 @@ public sealed partial class ServerConfig
         if (value == Redaction.Marker)
             return $"the value is the redaction marker '{Redaction.Marker}', not a key";
         HttpApiKey = value.Length == 0 ? null : value;
+        return null;
+    }
+
+    private string? SetHttpApiKeyScope(string value)
+    {
+        var scope = StudioPermission.Parse(Split(value), out string? unknown);
+        if (scope is null)
+            return $"unknown permission '{unknown}' (known: {StudioPermission.KnownNames}, all)";
+        HttpApiKeyScope = scope.Value;
         return null;
     }
 

@@ -51,6 +51,7 @@ public sealed class LiveStudioSource(DataServer server, LiveHistoryFeed feed, IL
     public MonitorReport? Monitor() => server.Monitor.Report();
     public EnvironmentReport? Environment() => EnvironmentView.Build();
     public IReadOnlyDictionary<string, string> Config() => Redaction.Settings(server.Config);
+    public IReadOnlyList<AclLogRecord> AclLog() => AclLogView.Build(server);
     /// <summary>
     /// The rules read the whole hour of history: open tabs asking within the same second share one
     /// examination (a race only means one examination too many).

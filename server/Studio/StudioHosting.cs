@@ -21,7 +21,8 @@ public static class StudioHosting
         services.AddSingleton<IStudioSource>(provider => new LiveStudioSource(server, provider.GetRequiredService<LiveHistoryFeed>(), provider.GetRequiredService<ILogger<LiveStudioSource>>()));
         services.AddSingleton(new PackageLibrary(() => server.Config.PackageLimits));
         services.AddSingleton(provider => new AuthFailureLimiter(server.Stats, provider.GetRequiredService<ILogger<AuthFailureLimiter>>()));
-        services.AddSingleton<IStudioAccess>(provider => new StudioAccess(server.Config, provider.GetRequiredService<AuthFailureLimiter>()));
+        services.AddSingleton(provider => new HttpLogins(server, provider.GetRequiredService<AuthFailureLimiter>()));
+        services.AddSingleton<IStudioAccess>(provider => provider.GetRequiredService<HttpLogins>());
         services.AddAuthentication(StudioLogin.Scheme).AddCookie(StudioLogin.Scheme, cookie =>
         {
             cookie.Cookie.Name = StudioLogin.CookieName;
@@ -43,10 +44,12 @@ public static class StudioHosting
         // group, so the rule also covers the endpoints MapStaticAssets adds on its own (the
         // development-time file fallback).
         app.MapGroup("").RequireCredential(HttpCredential.None).MapStaticAssets();
-        var pages = app.MapRazorComponents<App>().AddInteractiveServerRenderMode().RequireCredential(HttpCredential.Operator);
+        // Every page needs watch; what a page shows beyond that, it checks itself (StudioPage).
+        var pages = app.MapRazorComponents<App>().AddInteractiveServerRenderMode()
+            .RequireCredential(HttpCredential.Operator).RequirePermission(StudioPermissions.Watch);
         // After every other convention, so these win: the login page and the framework's scripts are open.
         pages.Finally(OpenLoginAndFramework);
-        app.MapPost(StudioLogin.LogoutPath, LogOutAsync).RequireCredential(HttpCredential.Operator);
+        app.MapPost(StudioLogin.LogoutPath, LogOutAsync).RequireCredential(HttpCredential.Operator).RequirePermission(StudioPermissions.None);
         return app;
     }
 

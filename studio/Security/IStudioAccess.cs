@@ -1,18 +1,26 @@
+using System.Security.Claims;
 using Microsoft.AspNetCore.Http;
 
 namespace Diagnostics.Studio.Security;
 
 /// <summary>
-/// Who may use the studio, decided by the host: on loopback with no secret set anyone on this
-/// machine; otherwise only who logs in with a secret from the server's configuration.
+/// Who may use the studio and what they may do, decided by the host: on loopback with no secret
+/// set, the default user without a login; otherwise who logs in as an ACL user or with the API key.
 /// </summary>
 public interface IStudioAccess
 {
     bool LoginRequired { get; }
 
     /// <summary>
-    /// True when <paramref name="secret"/> is one the server accepts (compared in constant time); a
-    /// wrong one counts as a failed login from <paramref name="context"/>'s address.
+    /// The session for a login, or null when refused: <paramref name="user"/> empty means the API key
+    /// or the default user's password. A refusal counts as a failed login from <paramref name="context"/>'s
+    /// address and goes to ACL LOG.
     /// </summary>
-    bool Accepts(string secret, HttpContext context);
+    ClaimsPrincipal? LogIn(string? user, string secret, HttpContext context);
+
+    /// <summary>What downloading or opening this server's debug package needs: everything its parts show.</summary>
+    StudioPermissions PackageNeeds { get; }
+
+    /// <summary>What <paramref name="principal"/> may do now (<see cref="StudioGrant.Ended"/> when its login no longer holds).</summary>
+    StudioGrant Grant(ClaimsPrincipal principal);
 }

@@ -45,6 +45,9 @@ public interface IStudioSource
     EnvironmentReport? Environment();
     IReadOnlyDictionary<string, string> Config();
 
+    /// <summary>ACL LOG's entries, newest first (empty when a package predates them).</summary>
+    IReadOnlyList<AclLogRecord> AclLog();
+
     /// <summary>What the elevated monitor reported (kernel I/O, runtime events); null when the source has no monitor report.</summary>
     MonitorReport? Monitor();
 

@@ -71,5 +71,6 @@ public sealed class PackageSource : IStudioSource
     public MonitorReport? Monitor() => _input.Monitor;
     public EnvironmentReport? Environment() => _input.Environment;
     public IReadOnlyDictionary<string, string> Config() => _input.Config;
+    public IReadOnlyList<AclLogRecord> AclLog() => _input.AclLog;
     public DoctorReport Doctor() => _doctor;
 }

@@ -42,14 +42,14 @@ public sealed partial class HttpAccessTests
         using var anonymous = new ApiClient(server.HttpPort);
         // The server's own list of its routes, so a route added later is covered without editing this test.
         var routes = keyed.GetText("/api/endpoints").Split('\n', StringSplitOptions.RemoveEmptyEntries);
-        Assert.Contains("GET /api/slowlog Operator", routes);
-        Assert.Contains("GET /api/replication Operator", routes);
+        Assert.Contains("GET /api/slowlog Operator watch slowlog", routes);
+        Assert.Contains("GET /api/replication Operator watch", routes);
         Assert.Contains($"POST {MonitorAnnouncement.IngestPath} MonitorToken", routes);
-        Assert.Contains("GET /metrics Operator", routes);
+        Assert.Contains("GET /metrics Operator watch", routes);
         int tried = 0;
         foreach (string line in routes)
         {
-            var (methods, route, credential) = line.Split(' ', 3) is [var m, var r, var k] ? (m, r, k) : throw new InvalidOperationException($"not 'METHODS ROUTE CREDENTIAL': {line}");
+            var (methods, route, credential) = line.Split(' ', 4) is [var m, var r, var k, ..] ? (m, r, k) : throw new InvalidOperationException($"not 'METHODS ROUTE CREDENTIAL [PERMISSIONS]': {line}");
             Assert.True(credential is "Operator" or "MonitorToken" or "None", $"{line}: every endpoint must declare its credential");
             if (credential == "None")
             {

@@ -63,6 +63,8 @@ public sealed class FixedStudioSource : IStudioSource, IHistoryFeed
     public MonitorReport? Monitor() => MonitorReport;
     public EnvironmentReport? Environment() => EnvironmentReport;
     public IReadOnlyDictionary<string, string> Config() => ConfigValues;
+    public IReadOnlyList<AclLogRecord> AclLogRecords { get; init; } = [];
+    public IReadOnlyList<AclLogRecord> AclLog() => AclLogRecords;
     public DoctorReport Doctor() => DoctorReport;
 
     /// <summary>A history of <paramref name="seconds"/> one-second samples ending now, each series given as a function of the sample's index.</summary>

@@ -1,5 +1,6 @@
 using Bunit;
 using Diagnostics.Studio.Charts;
+using Diagnostics.Studio.Security;
 using Diagnostics.Studio.Sources;
 using Microsoft.AspNetCore.Components;
 using Microsoft.Extensions.DependencyInjection;
@@ -12,11 +13,12 @@ namespace Diagnostics.Server.Tests.Studio;
 /// </summary>
 public static class StudioRendering
 {
-    public static BunitContext Context(IStudioSource source)
+    public static BunitContext Context(IStudioSource source, FixedStudioAccess? access = null)
     {
         var context = new BunitContext();
         context.JSInterop.Mode = JSRuntimeMode.Loose;
         context.Services.AddSingleton(source);
+        context.Services.AddSingleton<IStudioAccess>(access ?? new FixedStudioAccess());
         context.Services.AddSingleton<PackageLibrary>();
         return context;
     }

@@ -1,24 +1,30 @@
 using System.Net;
+using System.Security.Claims;
+using System.Text;
 using Diagnostics.Contracts;
 using Diagnostics.Server.Configuration;
 using Diagnostics.Studio.Security;
+using Microsoft.AspNetCore.Authentication;
 
 namespace Diagnostics.Server.Api.Access;
 
 /// <summary>
 /// The HTTP listener's door, after routing: what a request needs is what its routed endpoint
-/// declares (<see cref="RequiredCredentialMetadata"/>), never a comparison of path strings, so
-/// /API/Monitor/Ingest/ needs what /api/monitor/ingest needs; an endpoint that declares nothing is
-/// refused to everyone. Operator endpoints: bound to loopback with no secret set, requests pass,
-/// but only with a loopback Host header (a web page that rebinds its own DNS name to 127.0.0.1 is
-/// refused). Exposed, or with http-api-key or requirepass set, every request must present the key
-/// or the password (Authorization: Bearer, or X-Api-Key), compared in constant time, or the
-/// studio's session cookie; a browser asking for a studio page without either is sent to the login
-/// page. Wrong secrets are rate-limited per address (<see cref="AuthFailureLimiter"/>). The monitor's
-/// ingest takes its token and nothing else. Requests that change something are refused when a
-/// browser says they come from another site.
+/// declares (<see cref="RequiredCredentialMetadata"/>, <see cref="RequiredPermissionMetadata"/>),
+/// never a comparison of path strings, so /API/Monitor/Ingest/ needs what /api/monitor/ingest
+/// needs; an endpoint that declares nothing is refused to everyone. Operator endpoints: bound to
+/// loopback with no API key and a default user without a password, requests pass as the default
+/// user, but only with a loopback Host header (a web page that rebinds its own DNS name to
+/// 127.0.0.1 is refused). Otherwise every request logs in (<see cref="HttpLogins"/>): an ACL user
+/// with Basic, the API key or the default user's password as a bearer (or X-Api-Key), or the
+/// studio's session cookie; a browser asking for a studio page without one is sent to the login
+/// page. Then the login must hold the endpoint's permissions (read from the user's ACL rules, or
+/// the API key's scope); a refusal names what is missing and goes to ACL LOG. Wrong secrets are
+/// rate-limited per address (<see cref="AuthFailureLimiter"/>). The monitor's ingest takes its
+/// token and nothing else. Requests that change something are refused when a browser says they
+/// come from another site.
 /// </summary>
-public sealed class ApiGate(RequestDelegate next, ServerConfig config, DataServer server, AuthFailureLimiter limiter)
+public sealed class ApiGate(RequestDelegate next, ServerConfig config, DataServer server, HttpLogins logins, AuthFailureLimiter limiter)
 {
     /// <summary>True when some HTTP bind address reaches beyond this host.</summary>
     public static bool IsExposed(ServerConfig config)
@@ -30,15 +36,12 @@ public sealed class ApiGate(RequestDelegate next, ServerConfig config, DataServe
     }
 
     /// <summary>
-    /// True when every operator request must be authenticated: exposed, or a key or a password set
-    /// (as Redis asks for AUTH before SLOWLOG or CLIENT LIST, whoever connects).
+    /// Why the HTTP settings cannot be used, or null: an exposed listener needs some way to log in,
+    /// the API key or a password (requirepass, an aclfile, user lines).
     /// </summary>
-    public static bool SecretRequired(ServerConfig config) => IsExposed(config) || config.HttpApiKey is not null || config.RequirePass is not null;
-
-    /// <summary>Why the HTTP settings cannot be used, or null: an exposed listener needs a key.</summary>
     public static string? Problem(ServerConfig config) =>
-        config.HttpPort != 0 && IsExposed(config) && config.HttpApiKey is null
-            ? $"http-bind {string.Join(' ', config.HttpBind)} exposes the HTTP API beyond loopback: set http-api-key (every request must then present it), or bind it to 127.0.0.1"
+        config.HttpPort != 0 && IsExposed(config) && config.HttpApiKey is null && config.RequirePass is null && config.AclFile.Length == 0 && config.UserLines.Count == 0
+            ? $"http-bind {string.Join(' ', config.HttpBind)} exposes the HTTP API beyond loopback with no way to log in: set http-api-key (a machine credential), requirepass or ACL users with passwords (user lines or aclfile), or bind it to 127.0.0.1"
             : null;
 
     public Task InvokeAsync(HttpContext context)
@@ -56,28 +59,92 @@ public sealed class ApiGate(RequestDelegate next, ServerConfig config, DataServe
             return AdmitMonitor(context);
         if (!IsExposed(config) && !IsLoopbackName(context.Request.Host.Host))
             return Refuse(context, StatusCodes.Status403Forbidden, "host not allowed: the HTTP API answers loopback names only");
-        if (credential == HttpCredential.Operator && SecretRequired(config) && context.User.Identity?.IsAuthenticated != true)
+        if (credential == HttpCredential.Operator)
+            return AdmitOperatorAsync(context, endpoint);
+        // The login form's post is a guess like a wrong bearer: refused unseen while the address is over
+        // its budget (the page itself charges a miss, through HttpLogins).
+        if (HttpMethods.IsPost(context.Request.Method) && IsLoginPage(endpoint) && limiter.IsOverBudget(AuthFailureLimiter.Source(context)))
+            return limiter.RefuseOverBudgetAsync(context);
+        return Continue(context);
+    }
+
+    /// <summary>Who the request is (a session, credentials it presents, or the default user when no login is needed), then whether they may.</summary>
+    private async Task AdmitOperatorAsync(HttpContext context, Endpoint? endpoint)
+    {
+        StudioGrant? grant = null;
+        if (context.User.Identity?.IsAuthenticated == true)
         {
-            if (Presented(context) is not { } secret)
-                return AskForCredentials(context);
-            switch (limiter.Attempt(context, () => StudioAccess.IsSecret(secret, config), "wrong API key or password", out var retryAfter))
+            grant = logins.Grant(context.User);
+            if (grant == StudioGrant.Ended)
             {
-                case AuthAttempt.RateLimited:
-                    return AuthFailureLimiter.RefuseAsync(context, retryAfter);
-                case AuthAttempt.Rejected:
-                    context.Response.Headers.WWWAuthenticate = "Bearer";
-                    return Refuse(context, StatusCodes.Status401Unauthorized, "the API key or password presented is not accepted");
+                // The login behind the cookie no longer holds: the session is over.
+                await context.SignOutAsync(StudioLogin.Scheme);
+                context.User = new ClaimsPrincipal(new ClaimsIdentity());
+                grant = null;
             }
         }
-        // The login form's post is a guess like a wrong bearer: refused unseen while the address is over
-        // its budget (the page itself charges a miss, through StudioAccess).
-        if (credential == HttpCredential.None && HttpMethods.IsPost(context.Request.Method) && IsLoginPage(endpoint)
-            && limiter.IsOverBudget(AuthFailureLimiter.Source(context)))
-            return limiter.RefuseOverBudgetAsync(context);
+        if (grant is null && !logins.LoginRequired)
+            grant = logins.Grant(context.User);
+        if (grant is null)
+        {
+            if (Presented(context) is not var (user, secret, via))
+            {
+                await AskForCredentials(context);
+                return;
+            }
+            switch (logins.Attempt(context, user, secret, via, out var principal, out var retryAfter))
+            {
+                case AuthAttempt.RateLimited:
+                    await AuthFailureLimiter.RefuseAsync(context, retryAfter);
+                    return;
+                case AuthAttempt.Rejected:
+                    context.Response.Headers.WWWAuthenticate = "Bearer";
+                    await Refuse(context, StatusCodes.Status401Unauthorized, "the credentials presented are not accepted");
+                    return;
+            }
+            context.User = principal!;
+            grant = logins.Grant(principal!);
+        }
+        var needed = Needed(endpoint);
+        if (needed is null)
+        {
+            await Refuse(context, StatusCodes.Status403Forbidden, $"'{endpoint!.DisplayName}' declares no permission, so nobody may use it");
+            return;
+        }
+        if (!grant.Has(needed.Value))
+        {
+            logins.Refused(context, grant, StudioPermission.Missing(needed.Value, grant.Permissions));
+            await Refuse(context, StatusCodes.Status403Forbidden, grant.Refusal(needed.Value, Describe(endpoint)));
+            return;
+        }
+        context.Features.Set(grant);
+        await Continue(context);
+    }
+
+    private Task Continue(HttpContext context)
+    {
         if (!HttpMethods.IsGet(context.Request.Method) && !HttpMethods.IsHead(context.Request.Method) && IsCrossSite(context))
             return Refuse(context, StatusCodes.Status403Forbidden, "cross-site requests may not change the server");
         return next(context);
     }
+
+    /// <summary>The permissions the routed endpoint declares (a package's contents' too), or null when it declares none.</summary>
+    private StudioPermissions? Needed(Endpoint? endpoint)
+    {
+        // No endpoint matched: the 404 tells nothing but that the path is unknown.
+        if (endpoint is null)
+            return StudioPermissions.Watch;
+        var declared = endpoint.Metadata.GetOrderedMetadata<RequiredPermissionMetadata>();
+        if (declared.Count == 0)
+            return null;
+        var needed = StudioPermissions.None;
+        foreach (var required in declared)
+            needed |= required.Permissions | (required.PackageContents ? server.DebugPackage.Permissions : StudioPermissions.None);
+        return needed;
+    }
+
+    private static string Describe(Endpoint? endpoint) =>
+        endpoint is RouteEndpoint route ? $"use {route.RoutePattern.RawText}" : "use this endpoint";
 
     /// <summary>
     /// Plain HTTP from beyond loopback would carry secrets, sessions and values in clear: a browser
@@ -109,7 +176,7 @@ public sealed class ApiGate(RequestDelegate next, ServerConfig config, DataServe
     private Task AdmitMonitor(HttpContext context)
     {
         string presented = context.Request.Headers[MonitorAnnouncement.TokenHeader].ToString();
-        if (server.Announcement is { Problem: null } announcement && presented.Length > 0 && StudioAccess.Matches(presented, announcement.Token))
+        if (server.Announcement is { Problem: null } announcement && presented.Length > 0 && Secrets.Matches(presented, announcement.Token))
             return next(context);
         server.Monitor.Reject();
         return Refuse(context, StatusCodes.Status401Unauthorized, $"the monitor must present the token from the server's announcement file in {MonitorAnnouncement.TokenHeader}");
@@ -125,7 +192,7 @@ public sealed class ApiGate(RequestDelegate next, ServerConfig config, DataServe
             return Task.CompletedTask;
         }
         context.Response.Headers.WWWAuthenticate = "Bearer";
-        return Refuse(context, StatusCodes.Status401Unauthorized, "authentication required: present the API key or the password as 'Authorization: Bearer <secret>' or 'X-Api-Key: <secret>'");
+        return Refuse(context, StatusCodes.Status401Unauthorized, "authentication required: log in as an ACL user with 'Authorization: Basic' (user:password), or present the API key or the default user's password as 'Authorization: Bearer <secret>' or 'X-Api-Key: <secret>'");
     }
 
     private static bool IsLoginPage(Endpoint? endpoint) =>
@@ -138,13 +205,37 @@ public sealed class ApiGate(RequestDelegate next, ServerConfig config, DataServe
         && !request.Path.StartsWithSegments("/metrics", StringComparison.OrdinalIgnoreCase)
         && request.Headers.Accept.ToString().Contains("text/html", StringComparison.Ordinal);
 
-    /// <summary>The secret a request presents (Authorization: Bearer, or X-Api-Key), or null.</summary>
-    private static string? Presented(HttpContext context)
+    /// <summary>
+    /// The credentials a request presents, or null: Basic (an ACL user and its password), or a
+    /// bearer / X-Api-Key (the API key, else the default user's password; no user named).
+    /// </summary>
+    private static (string? User, string Secret, string Via)? Presented(HttpContext context)
     {
         string authorization = context.Request.Headers.Authorization.ToString();
         if (authorization.StartsWith("Bearer ", StringComparison.OrdinalIgnoreCase))
-            return authorization["Bearer ".Length..].Trim();
-        return context.Request.Headers.TryGetValue("X-Api-Key", out var header) ? header.ToString() : null;
+            return (null, authorization["Bearer ".Length..].Trim(), "bearer");
+        if (authorization.StartsWith("Basic ", StringComparison.OrdinalIgnoreCase) && DecodeBasic(authorization["Basic ".Length..].Trim()) is var (user, password))
+            return (user, password, "basic");
+        return context.Request.Headers.TryGetValue("X-Api-Key", out var header) ? (null, header.ToString(), "api-key") : null;
+    }
+
+    /// <summary>RFC 7617's user-id:password in base64 (UTF-8); null when it is not that.</summary>
+    private static (string User, string Password)? DecodeBasic(string encoded)
+    {
+        Span<byte> bytes = stackalloc byte[Math.Min(encoded.Length, 1024)];
+        if (encoded.Length > 1024 || !Convert.TryFromBase64String(encoded, bytes, out int length))
+            return null;
+        string text;
+        try
+        {
+            text = new UTF8Encoding(false, throwOnInvalidBytes: true).GetString(bytes[..length]);
+        }
+        catch (DecoderFallbackException)
+        {
+            return null;
+        }
+        int colon = text.IndexOf(':');
+        return colon < 0 ? null : (text[..colon], text[(colon + 1)..]);
     }
 
     private static bool IsCrossSite(HttpContext context)

@@ -1,3 +1,5 @@
+using Diagnostics.Studio.Security;
+
 namespace Diagnostics.Server.Diagnostics.Package;
 
 /// <summary>
@@ -10,13 +12,25 @@ public sealed class DebugPackageRegistry
     private readonly Lock _gate = new();
     private readonly List<DebugPackageEntry> _entries = [];
 
-    /// <summary>Adds an entry; a second entry with the same file name replaces the first.</summary>
-    public void Add(string fileName, Func<Stream, CancellationToken, Task> write)
+    /// <summary>What a login must be allowed to download a package: what each of its entries needs to be seen on its own.</summary>
+    public StudioPermissions Permissions
+    {
+        get
+        {
+            lock (_gate)
+                return _permissions;
+        }
+    }
+    private StudioPermissions _permissions;
+
+    /// <summary>Adds an entry that needs <paramref name="permissions"/> to be seen; a second entry with the same file name replaces the first.</summary>
+    public void Add(string fileName, Func<Stream, CancellationToken, Task> write, StudioPermissions permissions)
     {
         lock (_gate)
         {
             _entries.RemoveAll(e => e.FileName == fileName);
             _entries.Add(new DebugPackageEntry(fileName, write));
+            _permissions |= permissions;
         }
     }
 

@@ -35,6 +35,7 @@ public static class DoctorView
             Latency = LatencyView.Build(server),
             SlowLog = SlowLogView.Build(server),
             SlowSummary = SlowLogView.Summary(server),
+            AclLog = AclLogView.Build(server),
             Memory = MemoryView.Build(server),
             HotKeys = HotKeysView.Build(server),
             Runtime = RuntimeView.Build(),

@@ -21,7 +21,7 @@ public sealed class PackageTarget : IFuzzTarget
     [
         PackageManifest.FileName, "info.json", "history.json", "threads.json", "clients.json", "commands.json",
         "latency.json", "slowlog.json", "memory.json", "runtime.json", "environment.json", "diskio.json",
-        "monitor.json", "config.json",
+        "monitor.json", "config.json", "acl-log.json",
     ];
 
     public string Name => "package";
