@@ -44,9 +44,11 @@ public static class StudioHosting
         // group, so the rule also covers the endpoints MapStaticAssets adds on its own (the
         // development-time file fallback).
         app.MapGroup("").RequireCredential(HttpCredential.None).MapStaticAssets();
-        // Every page needs watch; what a page shows beyond that, it checks itself (StudioPage).
+        // A page needs a login; what it shows, it checks in the circuit against the login's grant
+        // (the layout refuses a login without watch, a page each section), so a refusal is a page
+        // that says what is missing rather than a bare 403.
         var pages = app.MapRazorComponents<App>().AddInteractiveServerRenderMode()
-            .RequireCredential(HttpCredential.Operator).RequirePermission(StudioPermissions.Watch);
+            .RequireCredential(HttpCredential.Operator).RequirePermission(StudioPermissions.None);
         // After every other convention, so these win: the login page and the framework's scripts are open.
         pages.Finally(OpenLoginAndFramework);
         app.MapPost(StudioLogin.LogoutPath, LogOutAsync).RequireCredential(HttpCredential.Operator).RequirePermission(StudioPermissions.None);

@@ -1,5 +1,6 @@
 using Bunit;
 using Diagnostics.Contracts;
+using Diagnostics.Studio.Security;
 using Diagnostics.Studio.Pages;
 using Diagnostics.Studio.Sources;
 
@@ -120,5 +121,38 @@ public sealed class ClientsComponentTests
         var page = context.Render<Clients>(source);
         Assert.Equal(3, page.RowKeys("table.clients", "data-client-id").Length);
         Assert.Empty(page.FindAll("button.kill"));
+    }
+
+    [Fact]
+    public void KillNeedsItsPermissionAndTheListItsOwn()
+    {
+        var control = new RecordingControl();
+        var source = Source(control);
+        var access = new FixedStudioAccess { Current = new("user 'watcher'", "watcher", StudioPermissions.Watch | StudioPermissions.Clients) };
+        using (var context = StudioRendering.Context(source, access))
+        {
+            var page = context.Render<Clients>(source);
+            Assert.Equal(3, page.FindAll("table.clients tbody tr").Count);
+            Assert.Empty(page.FindAll("button.kill"));
+        }
+        // Taken away between the confirmation and the click: the click is refused and nothing is killed.
+        access.Current = new("user 'ops'", "ops", StudioPermissions.All);
+        using (var context = StudioRendering.Context(source, access))
+        {
+            var page = context.Render<Clients>(source);
+            page.Find("tr[data-client-id='5'] button.kill").Click();
+            access.Current = new("user 'ops'", "ops", StudioPermissions.Watch | StudioPermissions.Clients);
+            page.Find("button.confirm-kill").Click();
+            Assert.Empty(control.Killed);
+            Assert.Contains("may not kill clients: that needs +client|kill", page.Find("p.error").TextContent);
+        }
+        access.Current = new("user 'watcher'", "watcher", StudioPermissions.Watch);
+        using (var context = StudioRendering.Context(source, access))
+        {
+            var page = context.Render<Clients>(source);
+            Assert.Empty(page.FindAll("table.clients"));
+            Assert.Contains("+client|list", page.Find("p.refused").TextContent);
+            Assert.DoesNotContain("billing", page.Markup);
+        }
     }
 }

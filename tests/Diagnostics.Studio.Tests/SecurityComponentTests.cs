@@ -1,5 +1,6 @@
 using Bunit;
 using Diagnostics.Contracts;
+using Diagnostics.Studio.Security;
 using Diagnostics.Studio.Charts;
 using SecurityPage = Diagnostics.Studio.Pages.Security;
 
@@ -95,5 +96,43 @@ public sealed class SecurityComponentTests
         var old = new FixedStudioSource();
         using (var context = StudioRendering.Context(old))
             Assert.Contains("predates them", context.Render<SecurityPage>(old).Markup);
+    }
+
+    [Fact]
+    public void AclLogIsShownToALoginThatMayReadItAndRefusedToOneThatMayNot()
+    {
+        var source = new FixedStudioSource
+        {
+            InfoReport = new InfoReport(new() { ["acl"] = new() { ["acl_users"] = "2", ["acl_log_entries"] = "2", ["auth_failure_sources"] = "0" } }),
+            AclLogRecords =
+            [
+                new AclLogRecord(3, "auth", "http", "login", "admin", "addr=10.0.0.9:50111 laddr=10.0.0.1:8080 http=POST /login", 1795000000000, 1795000060000),
+                new AclLogRecord(1, "command", "toplevel", "flushall", "app", "id=7 addr=10.0.0.5:41000 laddr=10.0.0.1:6379 fd=9 name=worker", 1795000100000, 1795000100000),
+            ],
+        };
+        using (var context = StudioRendering.Context(source))
+        {
+            var page = context.Render<SecurityPage>(source);
+            var rows = page.FindAll("table.acl-log tbody tr");
+            Assert.Equal(2, rows.Count);
+            Assert.Equal("auth", rows[0].GetAttribute("data-reason"));
+            Assert.Contains("warn", rows[0].ClassName);
+            Assert.Contains("http=POST /login", rows[0].TextContent);
+            Assert.Equal("app", rows[1].GetAttribute("data-user"));
+            Assert.Contains("flushall", rows[1].TextContent);
+        }
+        var watcher = new FixedStudioAccess { Current = new("user 'watcher'", "watcher", StudioPermissions.Watch) };
+        using (var context = StudioRendering.Context(source, watcher))
+        {
+            var page = context.Render<SecurityPage>(source);
+            Assert.Empty(page.FindAll("table.acl-log"));
+            var refused = page.Find("p.refused[data-needs='acl-log']");
+            Assert.Equal("The ACL user 'watcher' may not see the ACL log: that needs +acl|log (ACL SETUSER watcher +acl|log).", refused.TextContent);
+            Assert.DoesNotContain("flushall", page.Markup);
+        }
+        var key = new FixedStudioAccess { Current = new("the API key", null, StudioPermissions.Watch) };
+        using (var context = StudioRendering.Context(source, key))
+            Assert.Equal("The API key's scope (http-api-key-scope) does not include acl-log, needed to see the ACL log.",
+                context.Render<SecurityPage>(source).Find("p.refused").TextContent);
     }
 }
