@@ -11,7 +11,18 @@ public sealed class HttpSecurityTests
     {
         var (exitCode, output) = ServerProcess.RunUntilExit("--http-bind", "0.0.0.0");
         Assert.Equal(1, exitCode);
-        Assert.Contains("exposes the HTTP API beyond loopback: set http-api-key", output);
+        Assert.Contains("exposes the HTTP API beyond loopback with no way to log in: set http-api-key (a machine credential), requirepass or ACL users with passwords", output);
+    }
+
+    [Fact]
+    public void ListenerBoundBeyondLoopbackWithUsersButNoKeyStartsAndAsksForALogin()
+    {
+        using var server = ServerProcess.Start("--http-bind", "0.0.0.0", "--user", "ops on >ops-pw-5 +@all ~* &*");
+        using var anonymous = new ApiClient(server.HttpPort);
+        anonymous.AssertAsksForCredentials("/api/info");
+        // The default user has no password here, and nopass is no HTTP login: only the user's password opens it.
+        Assert.Equal(System.Net.HttpStatusCode.Unauthorized, anonymous.StatusOf(HttpMethod.Get, "/api/info", ("Authorization", "Basic " + Convert.ToBase64String("default:x"u8.ToArray()))));
+        Assert.Equal(System.Net.HttpStatusCode.OK, anonymous.StatusOf(HttpMethod.Get, "/api/info", ("Authorization", "Basic " + Convert.ToBase64String("ops:ops-pw-5"u8.ToArray()))));
     }
 
     [Fact]

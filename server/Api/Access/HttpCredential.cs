@@ -6,8 +6,10 @@ public enum HttpCredential
     /// <summary>Nothing: the login page and static files, which hold no data.</summary>
     None,
     /// <summary>
-    /// The operator's: the API key, the requirepass password or a studio session, whenever the
-    /// server is exposed or has either secret; a loopback server with neither stays open.
+    /// A login (<see cref="HttpLogins"/>): an ACL user, the API key or the default user's password,
+    /// or a studio session, whenever the server is exposed, has a key or a default user with a
+    /// password; a loopback server with none of these acts as the default user. What the login may
+    /// then do is the endpoint's <see cref="RequiredPermissionMetadata"/>.
     /// </summary>
     Operator,
     /// <summary>The monitor's token from the announcement file, and only that.</summary>

@@ -144,6 +144,30 @@ public sealed class HttpAclTests
     }
 
     [Fact]
+    public void MalformedBasicCredentialsAreRefusedAsCredentials()
+    {
+        using var server = StartWithWatcher();
+        using var anonymous = new ApiClient(server.HttpPort);
+        string[] malformed =
+        [
+            "Basic not-base64!",
+            "Basic " + Convert.ToBase64String("no-colon"u8.ToArray()),
+            "Basic " + Convert.ToBase64String([0x77, 0x3A, 0xC3, 0x28]), // "w:" then invalid UTF-8
+            "Basic " + Convert.ToBase64String(Encoding.UTF8.GetBytes("watcher:" + new string('x', 4000))),
+            "Basic ",
+        ];
+        foreach (string header in malformed)
+            Assert.Equal(HttpStatusCode.Unauthorized, anonymous.StatusOf(HttpMethod.Get, "/api/info", ("Authorization", header)));
+        // A password may hold colons: only the first separates the user.
+        using var c = server.Connect();
+        RespAssert.Ok(c.Call("AUTH", Password));
+        RespAssert.Ok(c.Call("ACL", "SETUSER", "colons", "on", ">a:b:c", "+info"));
+        using var colons = Basic(server.HttpPort, "colons", "a:b:c");
+        Assert.Equal(HttpStatusCode.OK, Send(colons, HttpMethod.Get, "/api/info").Status);
+        Assert.DoesNotContain("unhandled exception", server.Output, StringComparison.OrdinalIgnoreCase);
+    }
+
+    [Fact]
     public void AFormSessionEndsWhenItsUserChanges()
     {
         using var server = StartWithWatcher();
