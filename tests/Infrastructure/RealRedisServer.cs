@@ -1,6 +1,3 @@
-using System.Diagnostics;
-using System.Text;
-
 namespace Diagnostics.Server.Tests.Infrastructure;
 
 /// <summary>
@@ -10,13 +7,11 @@ namespace Diagnostics.Server.Tests.Infrastructure;
 /// </summary>
 public sealed class RealRedisServer : IDisposable
 {
-    private readonly Process _process;
-    private readonly StringBuilder _output;
+    private readonly CapturedProcess _process;
 
-    private RealRedisServer(Process process, StringBuilder output, int port, string directory)
+    private RealRedisServer(CapturedProcess process, int port, string directory)
     {
         _process = process;
-        _output = output;
         Port = port;
         Directory = directory;
     }
@@ -27,14 +22,7 @@ public sealed class RealRedisServer : IDisposable
     /// <summary>The server's --dir: dump.rdb and appendonlydir/ appear here.</summary>
     public string Directory { get; }
 
-    public string Output
-    {
-        get
-        {
-            lock (_output)
-                return _output.ToString();
-        }
-    }
+    public string Output => _process.Output;
 
     /// <summary>Starts redis-server with RDB snapshots off (--save '') plus <paramref name="arguments"/> ("--name", "value" pairs).</summary>
     public static RealRedisServer Start(params string[] arguments) => StartIn(null, arguments);
@@ -74,91 +62,29 @@ public sealed class RealRedisServer : IDisposable
         for (int attempt = 1; ; attempt++)
         {
             int port = fixedPort != 0 ? fixedPort : ServerProcess.FreePort();
-            var info = new ProcessStartInfo(path)
-            {
-                RedirectStandardOutput = true,
-                RedirectStandardError = true,
-                UseShellExecute = false,
-                WorkingDirectory = directory,
-            };
-            foreach (var a in (string[])["--port", port.ToString(), "--bind", "127.0.0.1", "--dir", directory, "--save", "", "--daemonize", "no", "--logfile", "", .. arguments])
-                info.ArgumentList.Add(a);
-            var output = new StringBuilder();
-            var process = Process.Start(info)!;
-            process.OutputDataReceived += (_, e) => Append(output, e.Data);
-            process.ErrorDataReceived += (_, e) => Append(output, e.Data);
-            process.BeginOutputReadLine();
-            process.BeginErrorReadLine();
-            var server = new RealRedisServer(process, output, port, directory) { _ownsDirectory = workingDirectory is null };
-            if (server.WaitUntilReady())
+            var process = CapturedProcess.Start(path, directory,
+                ["--port", port.ToString(), "--bind", "127.0.0.1", "--dir", directory, "--save", "", "--daemonize", "no", "--logfile", "", .. arguments], killTree: true);
+            var server = new RealRedisServer(process, port, directory) { _ownsDirectory = workingDirectory is null };
+            if (process.WaitUntil(() => process.Output.Contains("Ready to accept connections", StringComparison.Ordinal)))
                 return server;
             string log = server.Output;
-            server.KillProcess();
+            process.Dispose();
             if (attempt >= 3 || fixedPort != 0 || !log.Contains("Address already in use", StringComparison.Ordinal))
             {
                 if (workingDirectory is null)
-                    TryDeleteDirectory(directory);
+                    CapturedProcess.TryDeleteDirectory(directory);
                 throw new InvalidOperationException($"redis-server did not start on port {port}:\n{log}");
             }
         }
     }
 
-    private static void Append(StringBuilder output, string? line)
-    {
-        if (line is null)
-            return;
-        lock (output)
-            output.AppendLine(line);
-    }
-
-    private bool WaitUntilReady()
-    {
-        var deadline = DateTime.UtcNow.AddSeconds(30);
-        while (DateTime.UtcNow < deadline)
-        {
-            if (Output.Contains("Ready to accept connections", StringComparison.Ordinal))
-                return true;
-            if (_process.HasExited)
-                return false;
-            Thread.Sleep(20);
-        }
-        return false;
-    }
-
     public RespClient Connect() => new(Port);
 
-    private bool _disposed;
-
-    private void KillProcess()
-    {
-        // Idempotent: a test may stop the server early (a master going away) and still dispose it.
-        if (_disposed)
-            return;
-        _disposed = true;
-        if (!_process.HasExited)
-        {
-            _process.Kill(entireProcessTree: true);
-            _process.WaitForExit(10_000);
-        }
-        _process.Dispose();
-    }
-
-    private static void TryDeleteDirectory(string directory)
-    {
-        try
-        {
-            System.IO.Directory.Delete(directory, recursive: true);
-        }
-        catch (IOException)
-        {
-            // A forked child (BGSAVE / rewrite) may still be writing as it dies; a stray temp dir is harmless.
-        }
-    }
-
+    /// <summary>Idempotent: a test may stop the server early (a master going away) and still dispose it.</summary>
     public void Dispose()
     {
-        KillProcess();
+        _process.Dispose();
         if (_ownsDirectory)
-            TryDeleteDirectory(Directory);
+            CapturedProcess.TryDeleteDirectory(Directory);
     }
 }

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Text;
 
 namespace Diagnostics.Server.Tests.Infrastructure;
@@ -11,13 +10,11 @@ namespace Diagnostics.Server.Tests.Infrastructure;
 /// </summary>
 public sealed class RealSentinel : IDisposable
 {
-    private readonly Process _process;
-    private readonly StringBuilder _output;
+    private readonly CapturedProcess _process;
 
-    private RealSentinel(Process process, StringBuilder output, int port, string directory)
+    private RealSentinel(CapturedProcess process, int port, string directory)
     {
         _process = process;
-        _output = output;
         Port = port;
         Directory = directory;
     }
@@ -25,14 +22,7 @@ public sealed class RealSentinel : IDisposable
     public int Port { get; }
     public string Directory { get; }
 
-    public string Output
-    {
-        get
-        {
-            lock (_output)
-                return _output.ToString();
-        }
-    }
+    public string Output => _process.Output;
 
     /// <summary>
     /// Starts a Sentinel that monitors <paramref name="masterName"/> at 127.0.0.1:<paramref name="masterPort"/>
@@ -59,64 +49,34 @@ public sealed class RealSentinel : IDisposable
             string configFile = Path.Combine(directory, "sentinel.conf");
             File.WriteAllText(configFile, config.ToString());
 
-            var info = new ProcessStartInfo(path)
-            {
-                RedirectStandardOutput = true,
-                RedirectStandardError = true,
-                UseShellExecute = false,
-                WorkingDirectory = directory,
-            };
-            info.ArgumentList.Add(configFile);
-            var output = new StringBuilder();
-            var process = Process.Start(info)!;
-            process.OutputDataReceived += (_, e) => Append(output, e.Data);
-            process.ErrorDataReceived += (_, e) => Append(output, e.Data);
-            process.BeginOutputReadLine();
-            process.BeginErrorReadLine();
-            var sentinel = new RealSentinel(process, output, port, directory);
-            if (sentinel.WaitUntilReady())
+            var process = CapturedProcess.Start(path, directory, [configFile], killTree: false);
+            var sentinel = new RealSentinel(process, port, directory);
+            if (process.WaitUntil(sentinel.IsReady))
                 return sentinel;
             string log = sentinel.Output;
-            sentinel.KillProcess();
+            process.Dispose();
             if (attempt >= 3 || !log.Contains("Address already in use", StringComparison.Ordinal))
             {
-                TryDeleteDirectory(directory);
+                CapturedProcess.TryDeleteDirectory(directory);
                 throw new InvalidOperationException($"redis-sentinel did not start on port {port}:\n{log}");
             }
         }
     }
 
-    private static void Append(StringBuilder output, string? line)
-    {
-        if (line is null)
-            return;
-        lock (output)
-            output.AppendLine(line);
-    }
-
     /// <summary>Ready once it monitors the master (its "+monitor" event) and answers on its port.</summary>
-    private bool WaitUntilReady()
+    private bool IsReady()
     {
-        var deadline = DateTime.UtcNow.AddSeconds(30);
-        while (DateTime.UtcNow < deadline)
+        if (!Output.Contains("+monitor master", StringComparison.Ordinal))
+            return false;
+        try
         {
-            if (_process.HasExited)
-                return false;
-            if (Output.Contains("+monitor master", StringComparison.Ordinal))
-            {
-                try
-                {
-                    using var client = Connect();
-                    if (client.Call("PING").Text == "PONG")
-                        return true;
-                }
-                catch (Exception ex) when (ex is IOException or System.Net.Sockets.SocketException)
-                {
-                }
-            }
-            Thread.Sleep(20);
+            using var client = Connect();
+            return client.Call("PING").Text == "PONG";
         }
-        return false;
+        catch (Exception ex) when (ex is IOException or System.Net.Sockets.SocketException)
+        {
+            return false;
+        }
     }
 
     public RespClient Connect() => new(Port);
@@ -131,36 +91,9 @@ public sealed class RealSentinel : IDisposable
         return (reply.Array[0].Text!, int.Parse(reply.Array[1].Text!));
     }
 
-    private bool _disposed;
-
-    private void KillProcess()
-    {
-        if (_disposed)
-            return;
-        _disposed = true;
-        if (!_process.HasExited)
-        {
-            _process.Kill();
-            _process.WaitForExit(10_000);
-        }
-        _process.Dispose();
-    }
-
-    private static void TryDeleteDirectory(string directory)
-    {
-        try
-        {
-            System.IO.Directory.Delete(directory, recursive: true);
-        }
-        catch (IOException)
-        {
-            // A stray temp dir is harmless.
-        }
-    }
-
     public void Dispose()
     {
-        KillProcess();
-        TryDeleteDirectory(Directory);
+        _process.Dispose();
+        CapturedProcess.TryDeleteDirectory(Directory);
     }
 }
