@@ -24,6 +24,8 @@ public abstract class StudioPage : ComponentBase, IDisposable
 
     [Inject] private IStudioAccess Access { get; set; } = default!;
 
+    [Inject] private NavigationManager Navigation { get; set; } = default!;
+
     protected IStudioSource Source => Context.Source;
 
     /// <summary>Who is logged in and what they may see and do, as of the last refresh.</summary>
@@ -49,7 +51,6 @@ public abstract class StudioPage : ComponentBase, IDisposable
         Refresh(Board.History());
     }
 
-
     /// <summary>
     /// Reads what the page shows from the source: at load with the window's history, and after
     /// every tick of a live source with that tick's new points.
@@ -60,6 +61,13 @@ public abstract class StudioPage : ComponentBase, IDisposable
     private void OnTicked(MetricHistory points)
     {
         Grant = Access.Grant(StudioLogin.UserOf(Authentication));
+        if (!Grant.Has(StudioPermissions.Watch))
+        {
+            // Watch taken away, or the session ended, while the page was open: loading it again
+            // lets the gate and the layout say so (or send the browser to the login page).
+            Navigation.Refresh(forceReload: true);
+            return;
+        }
         Refresh(points);
         if (!Board.Paused)
             StateHasChanged();

@@ -1,5 +1,4 @@
 using System.Security.Claims;
-using System.Security.Cryptography;
 using System.Text;
 using Diagnostics.Server.Acl;
 using Diagnostics.Server.Commands;
