@@ -22,6 +22,8 @@ public static class MetricNames
     public const string AuthFailuresPerSecond = "acl_access_denied_auth_per_sec";
     /// <summary>Wrong API keys, bearers and login-form secrets over HTTP (INFO stats http_auth_failures).</summary>
     public const string HttpAuthFailuresPerSecond = "http_auth_failures_per_sec";
+    /// <summary>Calls the ACL refused (INFO stats acl_access_denied_cmd + _key + _channel), the studio's and API's refusals included.</summary>
+    public const string AclDeniedPerSecond = "acl_access_denied_per_sec";
     /// <summary>TLS handshakes completed, and failed for any reason (INFO tls).</summary>
     public const string TlsHandshakesPerSecond = "tls_handshakes_per_sec";
     public const string TlsHandshakeFailuresPerSecond = "tls_handshake_failures_per_sec";

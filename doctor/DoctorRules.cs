@@ -21,6 +21,7 @@ public static class DoctorRules
         new ClientsDisconnectedRule(),
         new RejectedConnectionsRule(),
         new AuthFailuresRule(),
+        new AclDenialsRule(),
         new TlsCertificateExpiryRule(),
         new FsyncLatencyRule(),
         new KernelFsyncRule(),

@@ -25,7 +25,7 @@ public sealed class AuthFailuresRule : IDoctorRule
         if (http + resp < SpikeFailures)
             yield break;
         long rateLimited = input.InfoInt64("stats", "http_auth_rate_limited");
-        // INFO acl's worst RESP sources: "addr=10.0.0.5,user=admin,count=212,first=...,last=...".
+        // INFO acl's worst sources, RESP and HTTP: "addr=10.0.0.5,user=admin,count=212,first=...,last=...".
         var sources = new List<string>();
         for (int i = 0; i < 3 && input.InfoField("acl", $"auth_failure_source_{i}") is { } line; i++)
         {
@@ -40,8 +40,8 @@ public sealed class AuthFailuresRule : IDoctorRule
             Title = "Authentication failures spiked",
             Seen = $"{Human.Count(http + resp)} failed authentications in the last {WindowSeconds} s ({Human.Count(resp)} AUTH over RESP, {Human.Count(http)} API keys, bearers or logins over HTTP); "
                 + $"{Human.Count(rateLimited)} HTTP requests were refused since start for failing too often."
-                + (sources.Count > 0 ? $" Most RESP failures since start came from {string.Join(", ", sources)}." : ""),
-            Advice = "Someone may be guessing the password or the API key. The log names the addresses HTTP failures came from, INFO acl and ACL LOG the RESP ones and the users they tried: "
+                + (sources.Count > 0 ? $" Most failures since start came from {string.Join(", ", sources)}." : ""),
+            Advice = "Someone may be guessing a password or the API key. INFO acl and ACL LOG name the addresses failures came from and the users they tried (the log names HTTP ones too): "
                 + "block them, fix a client configured with an old password, and use a long random requirepass and http-api-key.",
             Evidence = new()
             {

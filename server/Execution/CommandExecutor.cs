@@ -102,6 +102,7 @@ public sealed class CommandExecutor(DataServer server)
         {
             string context = client is Scripting.ScriptClient ? "lua" : client.Transaction is { InMulti: true } || client.InTransaction ? "multi" : "toplevel";
             server.AclLog.Add(denied.Reason, context, denied.Object, user.Name, client.Describe());
+            server.Stats.AclRefused(denied.Reason);
             // Checked again at EXEC, as Redis: the rules may have changed since it was queued.
             Reject(client, counters, spec, client.InTransaction ? denied.ExecMessage : denied.Message);
             return;

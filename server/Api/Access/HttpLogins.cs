@@ -81,6 +81,7 @@ public sealed class HttpLogins : IStudioAccess
             if ((missing & info.Permission) != 0)
             {
                 _server.AclLog.Add(AclDenial.Command, AclLogContext, info.Command, grant.User ?? "(api-key)", ClientInfo(context));
+                _server.Stats.AclRefused(AclDenial.Command);
                 return;
             }
     }

@@ -32,6 +32,7 @@ public static class ServerSampleSources
             writer.Rate(MetricNames.RejectedConnectionsPerSecond, stats.RejectedConnections);
             writer.Rate(MetricNames.AuthFailuresPerSecond, stats.AuthFailures);
             writer.Rate(MetricNames.HttpAuthFailuresPerSecond, stats.HttpAuthFailures);
+            writer.Rate(MetricNames.AclDeniedPerSecond, stats.AclDenied);
             writer.Rate(MetricNames.NetInputBytesPerSecond, stats.NetInputBytes);
             writer.Rate(MetricNames.NetOutputBytesPerSecond, stats.NetOutputBytes);
             writer.Rate(MetricNames.ExpiredKeysPerSecond, server.Keyspace.ExpiredKeys);

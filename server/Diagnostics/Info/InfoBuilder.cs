@@ -321,6 +321,9 @@ public static class InfoBuilder
         Field(text, "protocol_errors", stats.ProtocolErrors);
         Field(text, "unknown_commands", unknown);
         Field(text, "acl_access_denied_auth", stats.AuthFailures);
+        Field(text, "acl_access_denied_cmd", stats.AclDeniedCommands);
+        Field(text, "acl_access_denied_key", stats.AclDeniedKeys);
+        Field(text, "acl_access_denied_channel", stats.AclDeniedChannels);
         // Not Redis's: the HTTP listener's failed authentications, and requests refused for too many of them.
         Field(text, "http_auth_failures", stats.HttpAuthFailures);
         Field(text, "http_auth_rate_limited", stats.HttpAuthRateLimited);

@@ -13,6 +13,9 @@ public sealed class ServerStats
     private long _httpAuthFailures;
     private long _httpAuthRateLimited;
     private long _authFailures;
+    private long _aclDeniedCommands;
+    private long _aclDeniedKeys;
+    private long _aclDeniedChannels;
 
     public long StartedAtMs { get; } = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
     public long StartedTicks { get; } = Environment.TickCount64;
@@ -31,6 +34,11 @@ public sealed class ServerStats
     public long HttpAuthRateLimited => Volatile.Read(ref _httpAuthRateLimited);
     /// <summary>AUTH and HELLO AUTH over RESP that failed (acl_access_denied_auth, as Redis 7.2 names it).</summary>
     public long AuthFailures => Volatile.Read(ref _authFailures);
+    /// <summary>Calls the ACL refused for their command, a key or a channel (acl_access_denied_cmd, _key, _channel, as Redis 7.2 names them); the studio's and API's refusals count as commands.</summary>
+    public long AclDeniedCommands => Volatile.Read(ref _aclDeniedCommands);
+    public long AclDeniedKeys => Volatile.Read(ref _aclDeniedKeys);
+    public long AclDeniedChannels => Volatile.Read(ref _aclDeniedChannels);
+    public long AclDenied => AclDeniedCommands + AclDeniedKeys + AclDeniedChannels;
     public long LastResetMs { get; private set; }
 
     public void ConnectionReceived() => Interlocked.Increment(ref _connectionsReceived);
@@ -44,6 +52,22 @@ public sealed class ServerStats
     public void HttpAuthRefusedForRate() => Interlocked.Increment(ref _httpAuthRateLimited);
     public void AuthFailed() => Interlocked.Increment(ref _authFailures);
 
+    public void AclRefused(Acl.AclDenial reason)
+    {
+        switch (reason)
+        {
+            case Acl.AclDenial.Key:
+                Interlocked.Increment(ref _aclDeniedKeys);
+                break;
+            case Acl.AclDenial.Channel:
+                Interlocked.Increment(ref _aclDeniedChannels);
+                break;
+            case Acl.AclDenial.Command:
+                Interlocked.Increment(ref _aclDeniedCommands);
+                break;
+        }
+    }
+
     public void Reset()
     {
         Interlocked.Exchange(ref _connectionsReceived, 0);
@@ -56,6 +80,9 @@ public sealed class ServerStats
         Interlocked.Exchange(ref _httpAuthFailures, 0);
         Interlocked.Exchange(ref _httpAuthRateLimited, 0);
         Interlocked.Exchange(ref _authFailures, 0);
+        Interlocked.Exchange(ref _aclDeniedCommands, 0);
+        Interlocked.Exchange(ref _aclDeniedKeys, 0);
+        Interlocked.Exchange(ref _aclDeniedChannels, 0);
         LastResetMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
     }
 }

@@ -40,6 +40,7 @@ public sealed class ServerMeters : IDisposable
         _meter.CreateObservableCounter("redis.connections.received", () => server.Stats.ConnectionsReceived, description: "Connections accepted");
         _meter.CreateObservableCounter("redis.rejected_connections", () => server.Stats.RejectedConnections, description: "Connections refused (maxclients, protected mode)");
         _meter.CreateObservableCounter("diagnostics.auth.failures", () => AuthFailures(server), description: "Failed authentications by listener (resp: AUTH, http: API key, bearer or login form)");
+        _meter.CreateObservableCounter("diagnostics.acl.denied", () => AclDenied(server), description: "Calls the ACL refused, by what was refused (command, key, channel); the studio's and API's refusals count as commands");
         _meter.CreateObservableCounter("diagnostics.http.auth_rate_limited", () => server.Stats.HttpAuthRateLimited, description: "HTTP requests refused (429) because their address failed to authenticate too often");
         _meter.CreateObservableCounter("diagnostics.tls.handshakes", () => server.Tls.Stats.Handshakes, description: "TLS handshakes completed");
         _meter.CreateObservableCounter("diagnostics.tls.handshake.duration", () => server.Tls.Stats.HandshakeMicros / 1e6, unit: "s", description: "Time spent in completed TLS handshakes");
@@ -137,6 +138,13 @@ public sealed class ServerMeters : IDisposable
             if (tls.Current is { } current)
                 yield return new Measurement<long>(current.SecondsToExpiry(DateTime.UtcNow),
                     new KeyValuePair<string, object?>("listener", tls.Name.ToLowerInvariant()), new KeyValuePair<string, object?>("subject", current.Subject));
+    }
+
+    private static IEnumerable<Measurement<long>> AclDenied(DataServer server)
+    {
+        yield return new Measurement<long>(server.Stats.AclDeniedCommands, new KeyValuePair<string, object?>("reason", "command"));
+        yield return new Measurement<long>(server.Stats.AclDeniedKeys, new KeyValuePair<string, object?>("reason", "key"));
+        yield return new Measurement<long>(server.Stats.AclDeniedChannels, new KeyValuePair<string, object?>("reason", "channel"));
     }
 
     private static IEnumerable<Measurement<long>> AuthFailures(DataServer server)
