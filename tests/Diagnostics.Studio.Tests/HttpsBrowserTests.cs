@@ -50,7 +50,7 @@ public sealed class HttpsBrowserTests : IDisposable
         Assert.Contains($"(port {tlsPort})", respSection.Text);
         // The TLS client above is counted on the page.
         browser.WaitFor(d => d.FindElement(By.CssSelector(".tiles.handshakes")).Text.Contains("Handshakes\n1"), "the handshake counted");
-        Assert.Equal(4, browser.WaitFor(d => d.FindElements(By.CssSelector(".charts .chart-host canvas")) is { Count: 4 } c ? c : null, "the four charts")!.Count);
+        Assert.Equal(5, browser.WaitFor(d => d.FindElements(By.CssSelector(".charts .chart-host canvas")) is { Count: 5 } c ? c : null, "the five charts")!.Count);
         browser.Screenshot("security-https");
         browser.AssertNoConsoleErrors();
     }

@@ -72,6 +72,7 @@ public sealed class SecurityComponentTests
         var charts = page.FindComponents<TimeChart>();
         Assert.Contains(charts, c => c.Instance.Title == "TLS handshakes" && c.Instance.Unit == ChartUnit.OpsPerSecond);
         Assert.Contains(charts, c => c.Instance.Title == "Days until a certificate expires");
+        Assert.Contains(charts, c => c.Instance.Title == "Calls refused by ACL rules" && c.Instance.Series.Single().Metric == MetricNames.AclDeniedPerSecond);
     }
 
     [Fact]
