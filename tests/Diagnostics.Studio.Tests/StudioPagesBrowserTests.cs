@@ -49,7 +49,7 @@ public sealed class StudioPagesBrowserTests
 
         // The connection really is closed: the next call finds it gone.
         Assert.ThrowsAny<IOException>(() => victim.Call("PING"));
-        Assert.Contains("killed from the studio", server.Output);
+        server.WaitForOutput("killed from the studio");
         browser.AssertNoConsoleErrors();
     }
 

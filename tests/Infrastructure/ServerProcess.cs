@@ -40,6 +40,13 @@ public sealed class ServerProcess : IDisposable
         }
     }
 
+    /// <summary>
+    /// Waits for <paramref name="text"/> in the server's log. The log is read from its stdout
+    /// asynchronously, so a line the server wrote before an event the test saw may arrive after it.
+    /// </summary>
+    public void WaitForOutput(string text, int timeoutMs = 5_000) =>
+        Poll.Until(() => Output.Contains(text, StringComparison.Ordinal), () => $"'{text}' in the server's log:\n{Output}", timeoutMs);
+
     /// <summary>Starts a server with the given extra arguments (redis-server style "--name value").</summary>
     public static ServerProcess Start(params string[] arguments) => StartWith(null, arguments);
 

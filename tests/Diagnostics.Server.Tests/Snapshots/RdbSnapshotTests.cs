@@ -157,8 +157,7 @@ public sealed class RdbSnapshotTests
             RespAssert.Ok(c.Call("SET", "c", "3"));
             Poll.Until(() => File.Exists(dump), "the schedule to save after 3 changes", 10_000);
             Poll.Until(() => InfoFields.Get(c, "persistence", "rdb_changes_since_last_save") == "0", "the counter to reset");
-            // The log line was written before the save; the server's output is read asynchronously.
-            Poll.Until(() => server.Output.Contains("3 changes in 1 seconds. Saving...", StringComparison.Ordinal), () => $"the schedule's log line:\n{server.Output}", 5_000);
+            server.WaitForOutput("3 changes in 1 seconds. Saving...");
             RespAssert.Ok(c.Call("SET", "d", "4"));
             c.Send("SHUTDOWN");
             Assert.True(server.WaitForExit(TimeSpan.FromSeconds(30)), "SHUTDOWN did not stop the server");
