@@ -44,6 +44,19 @@ public static class AclCheck
         "set", "setex", "psetex", "mset", "msetnx", "del", "unlink", "expire", "pexpire", "expireat", "pexpireat", "persist",
     };
 
+    /// <summary>Records once, as the table is built, what the per-call check would otherwise look up by name.</summary>
+    public static void Classify(CommandSpec spec)
+    {
+        spec.OverwritesKeys = spec.IsWrite && BlindWrites.Contains(spec.Name);
+        spec.ChannelArguments = spec.Parent is not null ? AclChannelArguments.None : spec.Name switch
+        {
+            "publish" or "spublish" => AclChannelArguments.First,
+            "subscribe" or "ssubscribe" => AclChannelArguments.All,
+            "psubscribe" => AclChannelArguments.AllPatterns,
+            _ => AclChannelArguments.None,
+        };
+    }
+
     public static AclRefusal? Check(AclUser user, CommandSpec spec, ArgList args)
     {
         AclRefusal? refusal = null;
@@ -73,7 +86,7 @@ public static class AclCheck
         if (selector.AllKeys || (spec.FirstKey == 0 && spec.KeyCountIndex == 0 && spec.KeyRange is null))
             return null;
         int written = spec.IsWrite ? spec.WrittenKeyOf(args) : 0;
-        bool blind = spec.IsWrite && BlindWrites.Contains(spec.Name) && !(spec.Name == "set" && HasGet(args));
+        bool blind = spec.OverwritesKeys && !(spec.Name == "set" && HasGet(args));
         foreach (int index in KeyPositions.Of(spec, args))
         {
             if (index <= 0 || index >= args.Count)
@@ -98,15 +111,11 @@ public static class AclCheck
 
     private static AclRefusal? ChannelRefusal(AclSelector selector, CommandSpec spec, ArgList args)
     {
-        if (selector.AllChannels)
+        if (selector.AllChannels || spec.ChannelArguments == AclChannelArguments.None)
             return null;
-        (int first, int last, bool patterns) = spec.Name switch
-        {
-            "publish" or "spublish" => (1, 1, false),
-            "subscribe" or "ssubscribe" => (1, args.Count - 1, false),
-            "psubscribe" => (1, args.Count - 1, true),
-            _ => (0, -1, false),
-        };
+        int last = spec.ChannelArguments == AclChannelArguments.First ? 1 : args.Count - 1;
+        bool patterns = spec.ChannelArguments == AclChannelArguments.AllPatterns;
+        const int first = 1;
         for (int i = first; i <= last && i < args.Count; i++)
             if (!selector.AllowsChannel(args[i], patterns))
                 return new AclRefusal(AclDenial.Channel, Encoding.UTF8.GetString(args[i]));

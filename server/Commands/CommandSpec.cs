@@ -79,6 +79,10 @@ public sealed class CommandSpec
     public IReadOnlyDictionary<string, CommandSpec>? Subcommands => _subcommands;
     /// <summary>Index into per-command statistics arrays.</summary>
     public int Id { get; internal set; }
+    /// <summary>A write that only overwrites or deletes its keys (SET, DEL, the EXPIRE family): the ACL needs write alone on them (set with the table, <see cref="Acl.AclCheck.Classify"/>).</summary>
+    public bool OverwritesKeys { get; internal set; }
+    /// <summary>The arguments the ACL checks as channels (set with the table, <see cref="Acl.AclCheck.Classify"/>).</summary>
+    public Acl.AclChannelArguments ChannelArguments { get; internal set; }
 
     private Dictionary<string, CommandSpec>? _subcommands;
     private Dictionary<string, CommandSpec>.AlternateLookup<ReadOnlySpan<char>> _subLookup;

@@ -66,6 +66,7 @@ public sealed class CommandTable
     private void Index(CommandSpec spec)
     {
         spec.Id = _all.Count;
+        Acl.AclCheck.Classify(spec);
         _all.Add(spec);
         if (spec.Subcommands is not null)
             foreach (var sub in spec.Subcommands.Values)

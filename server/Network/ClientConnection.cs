@@ -57,8 +57,8 @@ public sealed partial class ClientConnection : ClientSession
         _log = log;
         _outputGuard = new OutputBufferGuard(this, server.Config);
         Reply.Guard = _outputGuard;
-        Address = FormatEndPoint(transport.RemoteEndPoint);
-        LocalAddress = FormatEndPoint(transport.LocalEndPoint);
+        Address = EndPointText.Format(transport.RemoteEndPoint);
+        LocalAddress = EndPointText.Format(transport.LocalEndPoint);
         CreatedMs = LastInteractionMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         _router = new ShardRouter(this, server, _batch);
         PubSub = new ClientSubscriptions(server.PubSub, this);
@@ -497,14 +497,6 @@ public sealed partial class ClientConnection : ClientSession
     /// <summary>Hands this connection's logged writes to the AOF, while the shards they touched are still held.</summary>
     internal void CommitLoggedWrites() => _server.Executor.CommitLoggedWrites(this);
 
-    private static string FormatEndPoint(EndPoint? endPoint) => endPoint switch
-    {
-        IPEndPoint { Address.IsIPv4MappedToIPv6: true } ip => $"{ip.Address.MapToIPv4()}:{ip.Port}",
-        IPEndPoint { AddressFamily: System.Net.Sockets.AddressFamily.InterNetworkV6 } ip => $"[{ip.Address}]:{ip.Port}",
-        IPEndPoint ip => $"{ip.Address}:{ip.Port}",
-        null => "",
-        _ => endPoint.ToString() ?? "",
-    };
 
     public override void Dispose()
     {

@@ -4,7 +4,7 @@
 #   tests/Diagnostics.Fuzz/fuzz.sh [-m MINUTES] [TARGET...]   fuzz each target in turn (default: all, 10 minutes each)
 #   tests/Diagnostics.Fuzz/fuzz.sh replay TARGET FILE|DIR...  run saved inputs once, uninstrumented, and print failures
 #
-# Targets: resp aof rdb restore config package announcement function-dump hll acl. Needs afl-fuzz (Debian: apt-get install afl++) and the .NET SDK.
+# Targets: resp aof rdb restore config package announcement function-dump hll acl http-basic. Needs afl-fuzz (Debian: apt-get install afl++) and the .NET SDK.
 # AFL's output goes to $FUZZ_OUT/<target> (default artifacts/fuzz/runs): crashes/ and hangs/ hold the
 # inputs to replay; a second run resumes where the first stopped. The SharpFuzz tool and the
 # instrumented builds live under artifacts/fuzz (ignored by git). Runs at nice 10, one target at a time.
@@ -16,7 +16,7 @@ work=$repo/artifacts/fuzz
 out=${FUZZ_OUT:-$work/runs}
 configuration=${FUZZ_CONFIGURATION:-Release}
 timeout_ms=${FUZZ_TIMEOUT_MS:-2000}
-all_targets=(resp aof rdb restore config package announcement function-dump hll acl)
+all_targets=(resp aof rdb restore config package announcement function-dump hll acl http-basic)
 
 build() {
     dotnet build "$here" -c "$configuration" -o "$work/build" -v q --nologo >/dev/null
@@ -54,6 +54,7 @@ instrument() {
         hll)     "$work/tools/sharpfuzz" "$bin/Diagnostics.Server.dll" Diagnostics.Server.DataTypes ;;
         config)  "$work/tools/sharpfuzz" "$bin/Diagnostics.Server.dll" Diagnostics.Server.Configuration ;;
         acl)     "$work/tools/sharpfuzz" "$bin/Diagnostics.Server.dll" Diagnostics.Server.Acl ;;
+        http-basic) "$work/tools/sharpfuzz" "$bin/Diagnostics.Server.dll" Diagnostics.Server.Api.Access ;;
         package) "$work/tools/sharpfuzz" "$bin/Diagnostics.Doctor.dll"
                  "$work/tools/sharpfuzz" "$bin/Diagnostics.Contracts.dll" ;;
         function-dump) "$work/tools/sharpfuzz" "$bin/Diagnostics.Server.dll" Diagnostics.Server.Scripting.Functions Diagnostics.Server.Persistence ;;

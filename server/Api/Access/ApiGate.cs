@@ -1,6 +1,5 @@
 using System.Net;
 using System.Security.Claims;
-using System.Text;
 using Diagnostics.Contracts;
 using Diagnostics.Server.Configuration;
 using Diagnostics.Studio.Security;
@@ -75,7 +74,7 @@ public sealed class ApiGate(RequestDelegate next, ServerConfig config, DataServe
         if (context.User.Identity?.IsAuthenticated == true)
         {
             grant = logins.Grant(context.User);
-            if (grant == StudioGrant.Ended)
+            if (ReferenceEquals(grant, StudioGrant.Ended))
             {
                 // The login behind the cookie no longer holds: the session is over.
                 await context.SignOutAsync(StudioLogin.Scheme);
@@ -214,28 +213,9 @@ public sealed class ApiGate(RequestDelegate next, ServerConfig config, DataServe
         string authorization = context.Request.Headers.Authorization.ToString();
         if (authorization.StartsWith("Bearer ", StringComparison.OrdinalIgnoreCase))
             return (null, authorization["Bearer ".Length..].Trim(), "bearer");
-        if (authorization.StartsWith("Basic ", StringComparison.OrdinalIgnoreCase) && DecodeBasic(authorization["Basic ".Length..].Trim()) is var (user, password))
+        if (authorization.StartsWith("Basic ", StringComparison.OrdinalIgnoreCase) && BasicCredentials.Decode(authorization.AsSpan("Basic ".Length)) is var (user, password))
             return (user, password, "basic");
         return context.Request.Headers.TryGetValue("X-Api-Key", out var header) ? (null, header.ToString(), "api-key") : null;
-    }
-
-    /// <summary>RFC 7617's user-id:password in base64 (UTF-8); null when it is not that.</summary>
-    private static (string User, string Password)? DecodeBasic(string encoded)
-    {
-        Span<byte> bytes = stackalloc byte[Math.Min(encoded.Length, 1024)];
-        if (encoded.Length > 1024 || !Convert.TryFromBase64String(encoded, bytes, out int length))
-            return null;
-        string text;
-        try
-        {
-            text = new UTF8Encoding(false, throwOnInvalidBytes: true).GetString(bytes[..length]);
-        }
-        catch (DecoderFallbackException)
-        {
-            return null;
-        }
-        int colon = text.IndexOf(':');
-        return colon < 0 ? null : (text[..colon], text[(colon + 1)..]);
     }
 
     private static bool IsCrossSite(HttpContext context)

@@ -2,6 +2,7 @@ using System.Security.Claims;
 using System.Text;
 using Diagnostics.Server.Acl;
 using Diagnostics.Server.Commands;
+using Diagnostics.Server.Network;
 using Diagnostics.Studio.Security;
 
 namespace Diagnostics.Server.Api.Access;
@@ -63,7 +64,8 @@ public sealed class HttpLogins : IStudioAccess
     public AuthAttempt Attempt(HttpContext context, string? user, string secret, string via, out ClaimsPrincipal? principal, out TimeSpan retryAfter)
     {
         ClaimsPrincipal? found = null;
-        string named = string.IsNullOrEmpty(user) ? "default" : user;
+        // What ACL LOG and the failure sources keep of the name is bounded too.
+        string named = string.IsNullOrEmpty(user) ? "default" : user.Length > MaxUserLength ? user[..MaxUserLength] + "..." : user;
         var attempt = _limiter.Attempt(context, () => (found = Check(user, secret)) is not null, $"wrong {via} for user '{named}'", out retryAfter);
         if (attempt == AuthAttempt.Rejected)
         {
@@ -86,8 +88,16 @@ public sealed class HttpLogins : IStudioAccess
             }
     }
 
+    /// <summary>
+    /// The longest user name and secret compared: a login form may post megabytes, and a longer
+    /// one is wrong without being hashed (ACL GENPASS's passwords are 64 characters).
+    /// </summary>
+    private const int MaxUserLength = 512, MaxSecretLength = 1024;
+
     private ClaimsPrincipal? Check(string? user, string secret)
     {
+        if (secret.Length > MaxSecretLength || user?.Length > MaxUserLength)
+            return null;
         if (string.IsNullOrEmpty(user))
         {
             if (_server.Config.HttpApiKey is { } key && Secrets.Matches(secret, key))
@@ -146,20 +156,13 @@ public sealed class HttpLogins : IStudioAccess
         return granted;
     }
 
+    private static string EndPoint(System.Net.IPAddress? ip, int port) => ip is null ? "" : EndPointText.Format(new System.Net.IPEndPoint(ip, port));
+
     /// <summary>ACL LOG's client-info for an HTTP request: the addresses and the route (never the raw path, which a link chooses).</summary>
     private static string ClientInfo(HttpContext context)
     {
         var connection = context.Connection;
         string route = context.GetEndpoint() is RouteEndpoint endpoint ? endpoint.RoutePattern.RawText ?? "" : "";
-        return $"addr={Address(connection.RemoteIpAddress, connection.RemotePort)} laddr={Address(connection.LocalIpAddress, connection.LocalPort)} http={context.Request.Method} {route}";
-    }
-
-    private static string Address(System.Net.IPAddress? ip, int port)
-    {
-        if (ip is null)
-            return "";
-        if (ip.IsIPv4MappedToIPv6)
-            ip = ip.MapToIPv4();
-        return ip.AddressFamily == System.Net.Sockets.AddressFamily.InterNetworkV6 ? $"[{ip}]:{port}" : $"{ip}:{port}";
+        return $"addr={EndPoint(connection.RemoteIpAddress, connection.RemotePort)} laddr={EndPoint(connection.LocalIpAddress, connection.LocalPort)} http={context.Request.Method} {route}";
     }
 }

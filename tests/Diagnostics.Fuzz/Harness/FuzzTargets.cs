@@ -5,7 +5,7 @@ namespace Diagnostics.Fuzz.Harness;
 /// <summary>Every target, by the name fuzz.sh passes on the command line.</summary>
 public static class FuzzTargets
 {
-    public static IReadOnlyList<string> Names { get; } = ["resp", "aof", "rdb", "config", "package", "announcement", "function-dump", "hll", "restore", "acl"];
+    public static IReadOnlyList<string> Names { get; } = ["resp", "aof", "rdb", "config", "package", "announcement", "function-dump", "hll", "restore", "acl", "http-basic"];
 
     /// <summary>Creates the target on demand: the aof target starts a server's worth of state.</summary>
     public static IFuzzTarget? Create(string name) => name switch
@@ -19,6 +19,7 @@ public static class FuzzTargets
         "hll" => new HyperLogLogTarget(),
         "restore" => new RestorePayloadTarget(),
         "acl" => new AclTarget(),
+        "http-basic" => new HttpBasicTarget(),
         "announcement" when OperatingSystem.IsLinux() => new AnnouncementTarget(),
         _ => null,
     };
