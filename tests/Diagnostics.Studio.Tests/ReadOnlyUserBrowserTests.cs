@@ -58,11 +58,11 @@ public sealed class ReadOnlyUserBrowserTests
         // No package, no ACL LOG; the TLS and failed-login figures stay.
         browser.GoTo(studio + "package");
         browser.WaitForCircuit();
-        Assert.Contains("+slowlog|get", browser.WaitFor(d => d.FindElement(By.CssSelector("#download-title ~ p.refused")), "the download's refusal").Text);
+        browser.WaitForText(By.CssSelector("#download-title ~ p.refused"), "+slowlog|get", "the download's refusal");
         Assert.Empty(browser.Driver.FindElements(By.LinkText("Download debug package")));
         browser.GoTo(studio + "security");
         browser.WaitForCircuit();
-        Assert.Contains("+acl|log", browser.WaitFor(d => d.FindElement(By.CssSelector("p.refused[data-needs=acl-log]")), "the ACL log's refusal").Text);
+        browser.WaitForText(By.CssSelector("p.refused[data-needs=acl-log]"), "+acl|log", "the ACL log's refusal");
         Assert.NotNull(browser.Driver.FindElement(By.CssSelector("section.certificate")));
         browser.AssertNoConsoleErrors();
 
@@ -81,12 +81,12 @@ public sealed class ReadOnlyUserBrowserTests
         var row = browser.WaitFor(d => d.FindElements(By.CssSelector("table.clients tbody tr")) is { Count: 1 } rows ? rows[0] : null, "the named client alone")!;
         row.FindElement(By.CssSelector("button.kill")).Click();
         browser.WaitFor(d => d.FindElement(By.CssSelector("button.confirm-kill")), "the confirmation").Click();
-        Assert.Contains("was disconnected", browser.WaitFor(d => d.FindElement(By.CssSelector("p.notice")), "the kill's notice").Text);
+        browser.WaitForText(By.CssSelector("p.notice"), "was disconnected", "the kill's notice");
         Assert.ThrowsAny<IOException>(() => victim.Call("PING"));
 
         // Without INFO the login watches nothing: the open page notices on its next tick and says so.
         RespAssert.Ok(admin.Call("ACL", "SETUSER", "watcher", "-info"));
-        Assert.Contains("ACL SETUSER watcher +info", browser.WaitFor(d => d.FindElement(By.CssSelector("main p.error")), "the open page's refusal").Text);
+        browser.WaitForText(By.CssSelector("main p.error"), "ACL SETUSER watcher +info", "the open page's refusal");
         Assert.Empty(browser.Driver.FindElements(By.CssSelector("table.clients")));
         // Deleted, it is logged out.
         RespAssert.Integer(1, admin.Call("ACL", "DELUSER", "watcher"));

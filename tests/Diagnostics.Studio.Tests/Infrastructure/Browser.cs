@@ -39,6 +39,25 @@ public sealed class Browser : IDisposable
         return wait.Until(condition);
     }
 
+    /// <summary>
+    /// Waits until an element the selector finds holds <paramref name="text"/>, and returns its whole text. The text is read
+    /// inside the wait: a page that re-renders (or reloads itself) between finding an element and reading it only makes
+    /// the wait look again, where reading it afterwards would fail on a stale element.
+    /// </summary>
+    public string WaitForText(By selector, string text, string what, int timeoutMs = 20_000)
+    {
+        string? last = null;
+        try
+        {
+            return WaitFor(d => (last = d.FindElement(selector).Text).Contains(text, StringComparison.Ordinal) ? last : null, what, timeoutMs)!;
+        }
+        catch (WebDriverTimeoutException) when (last is not null)
+        {
+            Assert.Fail($"timed out waiting for {what}: expected \"{text}\" in \"{last}\"");
+            throw;
+        }
+    }
+
     /// <summary>Waits until the studio's circuit is up (the layout renders interactively): the page answers clicks from then on.</summary>
     public void WaitForCircuit() =>
         WaitFor(d => d.FindElement(By.CssSelector(".studio[data-interactive='true']")), "the studio's Blazor circuit");
