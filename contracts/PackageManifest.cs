@@ -18,4 +18,11 @@ public sealed record PackageManifest
     public required IReadOnlyList<PackageEntry> Entries { get; init; }
     /// <summary>Why the server took this package by itself (a trigger); null when someone asked for it.</summary>
     public string? Trigger { get; init; }
+    /// <summary>
+    /// Who asked for it, when that login may not see everything (a user's name, as the studio
+    /// shows it); null for a whole package.
+    /// </summary>
+    public string? TakenBy { get; init; }
+    /// <summary>What the package leaves out because <see cref="TakenBy"/> may not see it; empty for a whole package (and in packages from before this field).</summary>
+    public IReadOnlyList<PackageOmission> Omitted { get; init; } = [];
 }

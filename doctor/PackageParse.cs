@@ -77,9 +77,15 @@ internal sealed class PackageParse
         }
     }
 
-    public PackageManifest ReadManifest(ZipArchive zip) =>
-        Read(zip, PackageManifest.FileName, ContractsJson.Default.PackageManifest)
-        ?? throw new InvalidPackageException($"{_fileName} is not a debug package: {PackageManifest.FileName} is missing");
+    public PackageManifest ReadManifest(ZipArchive zip)
+    {
+        var manifest = Read(zip, PackageManifest.FileName, ContractsJson.Default.PackageManifest)
+            ?? throw new InvalidPackageException($"{_fileName} is not a debug package: {PackageManifest.FileName} is missing");
+        // The server writes lists here; a hand-made manifest may say null, which the pages would trip over.
+        return manifest.Entries is null || manifest.Omitted is null
+            ? manifest with { Entries = manifest.Entries ?? [], Omitted = manifest.Omitted ?? [] }
+            : manifest;
+    }
 
     /// <summary>The rules' input as it was when the package was taken; parts the package lacks stay empty.</summary>
     public DoctorInput ReadInput(ZipArchive zip, PackageManifest manifest) => new()

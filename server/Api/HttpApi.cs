@@ -63,7 +63,8 @@ public static class HttpApi
             .IncludeInDebugPackage("latency.json");
         api.MapGet("/slowlog", () => Json(SlowLogView.Build(server), ContractsJson.Default.SlowLogRecordArray))
             .RequirePermission(StudioPermissions.SlowLog).IncludeInDebugPackage("slowlog.json");
-        api.MapGet("/slowlog/summary", () => Json(SlowLogView.Summary(server), ContractsJson.Default.SlowLogSummary))
+        // By command for every watcher; by client (addresses, names) only for a login that may see the clients.
+        api.MapGet("/slowlog/summary", (HttpContext context) => Json(SlowLogView.Summary(server, includeClients: (SeenBy(context) & StudioPermissions.Clients) != 0), ContractsJson.Default.SlowLogSummary))
             .IncludeInDebugPackage("slowlog-summary.json");
         api.MapGet("/memory", () => Json(MemoryView.Build(server), ContractsJson.Default.MemoryReport))
             .IncludeInDebugPackage("memory.json");
@@ -85,14 +86,17 @@ public static class HttpApi
             .RequirePermission(StudioPermissions.AclLog).IncludeInDebugPackage("acl-log.json");
         api.MapGet("/log", () => Results.Text(string.Join('\n', server.Log.Lines()) + "\n", "text/plain; charset=utf-8"))
             .IncludeInDebugPackage("log.txt");
-        api.MapGet("/doctor", () => Json(DoctorView.Examine(server), ContractsJson.Default.DoctorReport))
+        // Over what the login may see: no finding names a key or a client the login's pages would not show.
+        api.MapGet("/doctor", (HttpContext context) => Json(DoctorView.Examine(server, SeenBy(context)), ContractsJson.Default.DoctorReport))
             .IncludeInDebugPackage("doctor.json").LimitedAsExpensive();
         api.MapGet("/stacks", async (CancellationToken cancellationToken) => Results.Text(await ManagedStacks.CaptureAsync(cancellationToken), "text/plain; charset=utf-8"))
             .IncludeInDebugPackage("stacks.txt").LimitedAsExpensive();
         api.MapGet("/monitor", () => Json(server.Monitor.Report(), ContractsJson.Default.MonitorReport))
             .IncludeInDebugPackage("monitor.json");
-        // A package holds what every endpoint it includes shows: it needs all of their permissions.
-        api.MapGet("/debug/package", (DebugPackageBuilder builder, HttpContext context) => DebugPackage(builder, context)).ServesPackages().LimitedAsExpensive();
+        // A package holds what the login may see of the endpoints it includes: a part it may not is
+        // left out and named in the manifest. The server's own packages hold every part, so serving
+        // one needs every part's permissions.
+        api.MapGet("/debug/package", (DebugPackageBuilder builder, HttpContext context) => DebugPackage(builder, context)).LimitedAsExpensive();
         api.MapPost("/debug/package", (PackageLibrary packages, HttpContext context, string? name) => OpenPackage(packages, context, name ?? "package.zip"));
         // The packages the server took by itself (Diagnostics/Triggers): listed, downloaded, opened in the studio.
         api.MapGet("/debug/packages", () => server.Triggers is { } triggers ? Json(triggers.Report(), ContractsJson.Default.TriggerReport) : NoTriggers())
@@ -218,10 +222,22 @@ public static class HttpApi
         return await Open(packages, stream, file.Name, stream.Length, context.RequestAborted);
     }
 
-    /// <summary>Builds the zip into a temp file, sends it with its length, and deletes it.</summary>
+    /// <summary>
+    /// What the login behind this request may see: the gate's grant, which it sets on every request
+    /// it admits, and the package builder sets on the requests it makes in-process for a login. An
+    /// in-process request without one is a package that holds everything (a trigger's).
+    /// </summary>
+    private static StudioPermissions SeenBy(HttpContext context) =>
+        context.Features.Get<StudioGrant>() is { } grant ? grant.Permissions
+        : context.Features.Get<InProcessRequest>() is not null ? StudioPermissions.All
+        : StudioPermissions.None;
+
+    /// <summary>Builds the zip the login may have into a temp file, sends it with its length, and deletes it.</summary>
     private static async Task DebugPackage(DebugPackageBuilder builder, HttpContext context)
     {
-        string path = await builder.BuildAsync(context.RequestAborted);
+        // The gate admitted the request as this grant; without one nothing would say what to leave out.
+        var grant = context.Features.Get<StudioGrant>() ?? throw new InvalidOperationException("an operator route ran without the gate's grant");
+        string path = await builder.BuildAsync(grant, context.RequestAborted);
         try
         {
             string name = $"diagnostics-{Environment.MachineName}-{DateTime.UtcNow:yyyyMMdd-HHmmss}.zip";

@@ -5,6 +5,7 @@ using Diagnostics.Server.Diagnostics.History;
 using Diagnostics.Server.Diagnostics.Package;
 using Diagnostics.Server.Diagnostics.SlowCommands;
 using Diagnostics.Server.Diagnostics.Views;
+using Diagnostics.Studio.Security;
 using Diagnostics.Studio.Sources;
 using Microsoft.Extensions.Logging;
 
@@ -53,23 +54,24 @@ public sealed class LiveStudioSource(DataServer server, LiveHistoryFeed feed, IL
     public IReadOnlyDictionary<string, string> Config() => Redaction.Settings(server.Config);
     public IReadOnlyList<AclLogRecord> AclLog() => AclLogView.Build(server);
     /// <summary>
-    /// The rules read the whole hour of history: open tabs asking within the same second share one
-    /// examination (a race only means one examination too many).
+    /// The rules read the whole hour of history: open tabs of logins that may see the same asking
+    /// within the same second share one examination (a race, or logins of differing permissions
+    /// taking turns, only means one examination too many).
     /// </summary>
-    public DoctorReport Doctor()
+    public DoctorReport Doctor(StudioPermissions seenBy)
     {
         long now = System.Environment.TickCount64;
-        if (_doctor is { } cached && now - cached.At < DoctorReuseMillis)
+        if (_doctor is { } cached && cached.SeenBy == seenBy && now - cached.At < DoctorReuseMillis)
             return cached.Report;
-        var report = DoctorView.Examine(server);
-        _doctor = new CachedReport(now, report);
+        var report = DoctorView.Examine(server, seenBy);
+        _doctor = new CachedReport(now, seenBy, report);
         return report;
     }
 
     private const long DoctorReuseMillis = 1000;
     private volatile CachedReport? _doctor;
 
-    private sealed record CachedReport(long At, DoctorReport Report);
+    private sealed record CachedReport(long At, StudioPermissions SeenBy, DoctorReport Report);
 
     public bool KillClient(long id)
     {

@@ -58,5 +58,6 @@ public interface IStudioSource
     Stream? OpenTriggeredPackage(string name);
 
     /// <summary>The doctor's findings: for a package, the rules run again over what it holds.</summary>
-    DoctorReport Doctor();
+    /// <param name="seenBy">What the login may see: the rules run over that much (<see cref="Security.PermittedInput"/>).</param>
+    DoctorReport Doctor(Security.StudioPermissions seenBy);
 }

@@ -1,5 +1,6 @@
 using Diagnostics.Contracts;
 using Diagnostics.Doctor;
+using Diagnostics.Studio.Security;
 
 namespace Diagnostics.Studio.Sources;
 
@@ -46,7 +47,8 @@ public sealed class PackageSource : IStudioSource
         var doctor = DoctorRules.Examine(contents.Input);
         long memory = contents.AllocatedBytes + GC.GetAllocatedBytesForCurrentThread() - beforeExamining;
         var manifest = contents.Manifest;
-        var description = new SourceDescription(SourceKind.Package, manifest.Host, manifest.ProcessId, manifest.ProductVersion, manifest.TakenAt, id, fileName);
+        var description = new SourceDescription(SourceKind.Package, manifest.Host, manifest.ProcessId, manifest.ProductVersion, manifest.TakenAt, id, fileName,
+            manifest.TakenBy, manifest.Omitted);
         return new PackageSource(description, contents, doctor, memory);
     }
 
@@ -72,5 +74,23 @@ public sealed class PackageSource : IStudioSource
     public EnvironmentReport? Environment() => _input.Environment;
     public IReadOnlyDictionary<string, string> Config() => _input.Config;
     public IReadOnlyList<AclLogRecord> AclLog() => _input.AclLog;
-    public DoctorReport Doctor() => _doctor;
+
+    /// <summary>
+    /// The findings examined when the package was opened, or, for a login that may not see all of
+    /// it, the rules run again over what it may see (kept for the next refresh of the same login).
+    /// </summary>
+    public DoctorReport Doctor(StudioPermissions seenBy)
+    {
+        if ((seenBy & StudioPermissions.All) == StudioPermissions.All)
+            return _doctor;
+        if (_partialDoctor is { } cached && cached.SeenBy == seenBy)
+            return cached.Report;
+        var report = DoctorRules.Examine(PermittedInput.Of(_input, seenBy));
+        _partialDoctor = new PartialReport(seenBy, report);
+        return report;
+    }
+
+    private volatile PartialReport? _partialDoctor;
+
+    private sealed record PartialReport(StudioPermissions SeenBy, DoctorReport Report);
 }

@@ -153,6 +153,15 @@ public sealed class CommandsComponentTests
         Assert.Equal(["7", "9"], clients.Select(r => r.GetAttribute("data-client-id")));
         Assert.Contains("127.0.0.1:50100 sleeper", clients[0].TextContent);
         Assert.Contains("debug, 2026-11-26 08:05:00 UTC", clients[0].TextContent);
+
+        // A login that may not see the clients sees the commands, and a line instead of who made the calls.
+        var watcher = new FixedStudioAccess { Current = new("user 'watcher'", "watcher", global::Diagnostics.Studio.Security.StudioPermissions.Watch) };
+        using var watching = StudioRendering.Context(source, watcher);
+        var refused = watching.Render<CommandsPage>(source);
+        Assert.Equal(2, refused.FindAll("table.slow-commands tbody tr").Count);
+        Assert.Empty(refused.FindAll("table.slow-clients"));
+        Assert.DoesNotContain("127.0.0.1:50100", refused.Markup);
+        Assert.Contains("ACL SETUSER watcher +client|list", refused.Find("p.refused[data-needs=clients]").TextContent);
     }
 
     [Fact]

@@ -65,7 +65,7 @@ public sealed class FixedStudioSource : IStudioSource, IHistoryFeed
     public IReadOnlyDictionary<string, string> Config() => ConfigValues;
     public IReadOnlyList<AclLogRecord> AclLogRecords { get; init; } = [];
     public IReadOnlyList<AclLogRecord> AclLog() => AclLogRecords;
-    public DoctorReport Doctor() => DoctorReport;
+    public DoctorReport Doctor(global::Diagnostics.Studio.Security.StudioPermissions seenBy) => DoctorReport;
 
     /// <summary>A history of <paramref name="seconds"/> one-second samples ending now, each series given as a function of the sample's index.</summary>
     public static MetricHistory MakeHistory(int seconds, params (string Name, Func<int, double> Value)[] series) => MakeHistory(seconds, [], series);

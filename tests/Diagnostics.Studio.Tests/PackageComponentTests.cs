@@ -1,10 +1,11 @@
 using Bunit;
 using Diagnostics.Contracts;
 using Diagnostics.Studio.Pages;
+using Diagnostics.Studio.Security;
 
 namespace Diagnostics.Server.Tests.Studio;
 
-/// <summary>The Debug package page's list of packages the server took by itself, with fixed data.</summary>
+/// <summary>The Debug package page with fixed data: the download, the packages the server took by itself, and a package opened.</summary>
 public sealed class PackageComponentTests
 {
     private static readonly TriggerReport Triggers = new()
@@ -53,6 +54,48 @@ public sealed class PackageComponentTests
         var page = context.Render<Package>(source);
         page.FindAll("section[aria-labelledby=triggered-title] button")[0].Click();
         Assert.Contains("package-20261126-101500-memory-near-maxmemory.zip is no longer kept", page.Find("[role=alert]").TextContent);
+    }
+
+    [Fact]
+    public void ALoginThatMayNotSeeEverythingIsToldWhatItsPackageLeavesOut()
+    {
+        var source = new FixedStudioSource { TriggersReport = Triggers };
+        var access = new FixedStudioAccess { Current = new("user 'watcher'", "watcher", StudioPermissions.Watch | StudioPermissions.Clients) };
+        using var context = StudioRendering.Context(source, access);
+        var page = context.Render<Package>(source);
+        var download = page.Find("section[aria-labelledby=download-title]");
+        Assert.Equal("api/debug/package", download.QuerySelector("a.button")!.GetAttribute("href"));
+        var note = download.QuerySelector("p.refused")!;
+        Assert.Equal("slowlog keys config acl-log", note.GetAttribute("data-needs"));
+        Assert.Contains("ACL SETUSER watcher +slowlog|get +scan +config|get +acl|log", note.TextContent);
+        Assert.Contains("leaves out the parts it may not see", note.TextContent);
+        // The server's own packages hold everything: no link to them for this login.
+        Assert.Empty(page.FindAll("section[aria-labelledby=triggered-title] a"));
+
+        // A login that may see everything downloads the whole package, and is told nothing.
+        access.Current = new("user 'tester'", "tester", StudioPermissions.All);
+        var whole = context.Render<Package>(source);
+        Assert.Empty(whole.FindAll("section[aria-labelledby=download-title] p.refused"));
+        Assert.Equal(2, whole.FindAll("section[aria-labelledby=triggered-title] a").Count);
+    }
+
+    [Fact]
+    public void APartialPackagesBannerNamesWhoTookItAndWhatItLeavesOut()
+    {
+        var description = new global::Diagnostics.Studio.Sources.SourceDescription(global::Diagnostics.Studio.Sources.SourceKind.Package, "fixture-host", 4242, "1.2.3",
+            DateTimeOffset.UnixEpoch, "0123456789abcdef01234567", "partial.zip", "user 'watcher'",
+            [new PackageOmission("slowlog.json", "slowlog", "+slowlog|get"), new PackageOmission("config.json", "config", "+config|get")]);
+        using var context = StudioRendering.Context(new FixedStudioSource { Live = false, Description = description });
+        var banner = context.Render<global::Diagnostics.Studio.Layout.SourceBanner>(p => p.Add(b => b.Description, description));
+        var partial = banner.Find("p.source.partial");
+        // As a browser shows it: the markup's line breaks are spaces.
+        Assert.Contains("Taken by user 'watcher' that may not see everything: it leaves out slowlog.json, config.json, so what those show is empty here",
+            System.Text.RegularExpressions.Regex.Replace(partial.TextContent, @"\s+", " "));
+        Assert.Equal("package/0123456789abcdef01234567/package", partial.QuerySelector("a")!.GetAttribute("href"));
+
+        // A whole package has no such line.
+        var whole = context.Render<global::Diagnostics.Studio.Layout.SourceBanner>(p => p.Add(b => b.Description, description with { TakenBy = null, Omitted = [] }));
+        Assert.Empty(whole.FindAll("p.source.partial"));
     }
 
     [Fact]

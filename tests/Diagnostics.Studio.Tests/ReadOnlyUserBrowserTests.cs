@@ -5,8 +5,8 @@ namespace Diagnostics.Server.Tests.Studio;
 
 /// <summary>
 /// The studio in chromium logged in as a read-only ACL user: it watches the dashboards and the
-/// client list, but has no Kill button, sees no slow-log arguments, key names, ACL LOG or
-/// package, and the API refuses what the page does not offer. Its rules change over RESP and the
+/// client list, but has no Kill button, sees no slow-log arguments, key names or ACL LOG, takes a
+/// package without them, and the API refuses what the page does not offer. Its rules change over RESP and the
 /// studio follows: a granted CLIENT KILL brings the button, a revoked INFO closes the open page, a
 /// deleted user's session ends.
 /// </summary>
@@ -58,8 +58,30 @@ public sealed class ReadOnlyUserBrowserTests
         // No package, no ACL LOG; the TLS and failed-login figures stay.
         browser.GoTo(studio + "package");
         browser.WaitForCircuit();
-        browser.WaitForText(By.CssSelector("#download-title ~ p.refused"), "+slowlog|get", "the download's refusal");
-        Assert.Empty(browser.Driver.FindElements(By.LinkText("Download debug package")));
+        // The package: what the login may see, with a note saying what it leaves out; opened, the banner says so too.
+        browser.WaitForText(By.CssSelector("#download-title ~ p.refused"), "+slowlog|get", "the note on what the package leaves out");
+        browser.Driver.FindElement(By.LinkText("Download debug package")).Click();
+        string zipPath = browser.WaitFor(_ => Directory.GetFiles(browser.Downloads, "diagnostics-*.zip").FirstOrDefault(), "the package download to finish", 60_000)!;
+        using (var zip = System.IO.Compression.ZipFile.OpenRead(zipPath))
+        {
+            var manifest = global::Diagnostics.Doctor.PackageReader.ReadManifest(zip);
+            Assert.Equal("user 'watcher'", manifest.TakenBy);
+            Assert.Contains(manifest.Omitted, o => o.Name == "slowlog.json" && o.Rules == "+slowlog|get");
+            Assert.Null(zip.GetEntry("slowlog.json"));
+            Assert.NotNull(zip.GetEntry("clients.json")); // +client|list: the clients are its to see
+            foreach (var entry in zip.Entries)
+            {
+                using var reader = new StreamReader(entry.Open());
+                string text = reader.ReadToEnd();
+                Assert.DoesNotContain(SecretValue, text);
+                Assert.DoesNotContain("customer:42", text);
+            }
+        }
+        browser.Driver.FindElement(By.Id("package-file")).SendKeys(zipPath);
+        string partial = browser.WaitForText(By.CssSelector(".source.partial"), "user 'watcher'", "the partial package's banner");
+        Assert.Contains("slowlog.json", partial);
+        browser.Driver.FindElement(By.LinkText("the package's page")).Click();
+        Assert.Contains("slowlog.json", browser.WaitForText(By.CssSelector("table.data tr.omitted"), "+slowlog|get", "the entry left out"));
         browser.GoTo(studio + "security");
         browser.WaitForCircuit();
         browser.WaitForText(By.CssSelector("p.refused[data-needs=acl-log]"), "+acl|log", "the ACL log's refusal");

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.IO.Compression;
 using System.Text.Json;
 using Diagnostics.Contracts;
+using Diagnostics.Studio.Security;
 
 namespace Diagnostics.Server.Diagnostics.Package;
 
@@ -15,24 +16,29 @@ public sealed class DebugPackageBuilder(DataServer server, DebugPackageRegistry 
 {
     private static readonly TimeSpan EntryTimeout = TimeSpan.FromSeconds(20);
 
-    /// <summary>Builds the package into a new temp file and returns its path; the caller deletes it.</summary>
-    public async Task<string> BuildAsync(CancellationToken cancellationToken)
+    /// <summary>
+    /// Builds the package <paramref name="grant"/> may have into a new temp file and returns its
+    /// path; the caller deletes it. An entry the login may not see on its own page or route is not
+    /// even written: the manifest names it, what it needs and who took the package.
+    /// </summary>
+    public async Task<string> BuildAsync(StudioGrant grant, CancellationToken cancellationToken)
     {
         string path = Path.Combine(Path.GetTempPath(), $"diagnostics-package-{Environment.ProcessId}-{Guid.NewGuid():N}.zip");
-        await BuildAsync(path, trigger: null, cancellationToken).ConfigureAwait(false);
+        await BuildAsync(path, trigger: null, grant, cancellationToken).ConfigureAwait(false);
         return path;
     }
 
     /// <summary>
     /// Builds the package into <paramref name="path"/> (created, owner-only: it holds the server's
-    /// configuration and client addresses), recording <paramref name="trigger"/> in its manifest.
+    /// configuration and client addresses), recording <paramref name="trigger"/> in its manifest,
+    /// with what <paramref name="grant"/> may see (null: everything, as a triggered package holds).
     /// On failure nothing is left at <paramref name="path"/>.
     /// </summary>
     /// <remarks>
     /// The file is written synchronously: on Linux an async FileStream runs every write on the
     /// thread pool, and a package is asked for when the pool may be starved.
     /// </remarks>
-    public async Task BuildAsync(string path, string? trigger, CancellationToken cancellationToken)
+    public async Task BuildAsync(string path, string? trigger, StudioGrant? grant, CancellationToken cancellationToken)
     {
         try
         {
@@ -43,8 +49,17 @@ public sealed class DebugPackageBuilder(DataServer server, DebugPackageRegistry 
             {
                 using var zip = new ZipArchive(file, ZipArchiveMode.Create, leaveOpen: true);
                 var manifestEntries = new List<PackageEntry>();
+                var omitted = new List<PackageOmission>();
                 foreach (var entry in registry.Entries())
-                    manifestEntries.Add(await WriteEntryAsync(zip, entry, cancellationToken).ConfigureAwait(false));
+                {
+                    if (grant is not null && !grant.Has(entry.Permissions))
+                    {
+                        var missing = StudioPermission.Missing(entry.Permissions, grant.Permissions);
+                        omitted.Add(new PackageOmission(entry.FileName, StudioPermission.Names(missing), StudioPermission.Rules(missing)));
+                        continue;
+                    }
+                    manifestEntries.Add(await WriteEntryAsync(zip, entry, grant, cancellationToken).ConfigureAwait(false));
+                }
 
                 var manifest = new PackageManifest
                 {
@@ -57,6 +72,8 @@ public sealed class DebugPackageBuilder(DataServer server, DebugPackageRegistry 
                     TakenAt = DateTimeOffset.UtcNow,
                     Entries = manifestEntries,
                     Trigger = trigger,
+                    TakenBy = omitted.Count == 0 ? null : grant!.Who,
+                    Omitted = omitted,
                 };
                 var manifestEntry = zip.CreateEntry(PackageManifest.FileName, CompressionLevel.Optimal);
                 using var stream = manifestEntry.Open();
@@ -75,7 +92,7 @@ public sealed class DebugPackageBuilder(DataServer server, DebugPackageRegistry 
             ? version.InformationalVersion
             : typeof(DebugPackageBuilder).Assembly.GetName().Version?.ToString() ?? "0.0.0";
 
-    private static async Task<PackageEntry> WriteEntryAsync(ZipArchive zip, DebugPackageEntry entry, CancellationToken cancellationToken)
+    private static async Task<PackageEntry> WriteEntryAsync(ZipArchive zip, DebugPackageEntry entry, StudioGrant? grant, CancellationToken cancellationToken)
     {
         long started = Stopwatch.GetTimestamp();
         using var buffer = new MemoryStream();
@@ -85,7 +102,7 @@ public sealed class DebugPackageBuilder(DataServer server, DebugPackageRegistry 
             timeout.CancelAfter(EntryTimeout);
             try
             {
-                await entry.Write(buffer, timeout.Token).ConfigureAwait(false);
+                await entry.Write(buffer, grant, timeout.Token).ConfigureAwait(false);
             }
             catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
             {

@@ -12,7 +12,7 @@ public sealed class DebugPackageRegistry
     private readonly Lock _gate = new();
     private readonly List<DebugPackageEntry> _entries = [];
 
-    /// <summary>What a login must be allowed to download a package: what each of its entries needs to be seen on its own.</summary>
+    /// <summary>What a login must be allowed to have the whole package: what each of its entries needs to be seen on its own.</summary>
     public StudioPermissions Permissions
     {
         get
@@ -24,12 +24,12 @@ public sealed class DebugPackageRegistry
     private StudioPermissions _permissions;
 
     /// <summary>Adds an entry that needs <paramref name="permissions"/> to be seen; a second entry with the same file name replaces the first.</summary>
-    public void Add(string fileName, Func<Stream, CancellationToken, Task> write, StudioPermissions permissions)
+    public void Add(string fileName, Func<Stream, StudioGrant?, CancellationToken, Task> write, StudioPermissions permissions)
     {
         lock (_gate)
         {
             _entries.RemoveAll(e => e.FileName == fileName);
-            _entries.Add(new DebugPackageEntry(fileName, write));
+            _entries.Add(new DebugPackageEntry(fileName, write, permissions));
             _permissions |= permissions;
         }
     }

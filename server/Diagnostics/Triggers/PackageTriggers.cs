@@ -159,7 +159,7 @@ public sealed class PackageTriggers : IDisposable
             // never listed, served or pruned. This thread has no synchronization context: waiting
             // here is safe, and keeps the build on it rather than on the pool.
             string partial = path + ".partial";
-            _builder.BuildAsync(partial, reason, CancellationToken.None).GetAwaiter().GetResult();
+            _builder.BuildAsync(partial, reason, grant: null, CancellationToken.None).GetAwaiter().GetResult();
             double milliseconds = Stopwatch.GetElapsedTime(started).TotalMilliseconds;
             package = new TriggeredPackage(Path.GetFileName(path), nowMs, reason, new FileInfo(partial).Length, milliseconds, SlowestEntry(partial));
             // Known before it is listed: a list made in between shows it with its cost.

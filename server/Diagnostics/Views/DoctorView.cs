@@ -5,6 +5,7 @@ using Diagnostics.Server.Configuration;
 using Diagnostics.Server.Diagnostics.Disk;
 using Diagnostics.Server.Diagnostics.History;
 using Diagnostics.Server.Diagnostics.SlowCommands;
+using Diagnostics.Studio.Security;
 
 namespace Diagnostics.Server.Diagnostics.Views;
 
@@ -53,5 +54,10 @@ public static class DoctorView
         return walkKeyspace && wanted ? input with { Keyspace = KeyspaceView.Build(server) } : input;
     }
 
+    /// <summary>The findings over everything (the package triggers, the DOCTOR commands' RESP callers, whose ACL already let them run it).</summary>
     public static DoctorReport Examine(DataServer server, bool walkKeyspace = true) => DoctorRules.Examine(Input(server, walkKeyspace));
+
+    /// <summary>The findings a login may see: the rules run over the parts its permissions open (<see cref="PermittedInput"/>).</summary>
+    public static DoctorReport Examine(DataServer server, StudioPermissions seenBy) =>
+        DoctorRules.Examine(PermittedInput.Of(Input(server, walkKeyspace: (seenBy & StudioPermissions.Keys) != 0), seenBy));
 }

@@ -31,7 +31,8 @@ public static class SlowLogView
     }
 
     /// <summary>Every slow call since start or SLOWLOG RESET, by command and by client.</summary>
-    public static SlowLogSummary Summary(DataServer server)
+    /// <param name="includeClients">False for a login that may not see the clients: the by-client totals name their addresses.</param>
+    public static SlowLogSummary Summary(DataServer server, bool includeClients = true)
     {
         var totals = server.SlowLog.Totals();
         var commands = new SlowCommandTotal[totals.Commands.Count];
@@ -40,7 +41,7 @@ public static class SlowLogView
             var c = totals.Commands[i];
             commands[i] = new SlowCommandTotal(c.Command, c.Calls, c.Micros, c.MaxMicros);
         }
-        var clients = new SlowClientTotal[totals.Clients.Count];
+        var clients = new SlowClientTotal[includeClients ? totals.Clients.Count : 0];
         for (int i = 0; i < clients.Length; i++)
         {
             var c = totals.Clients[i];

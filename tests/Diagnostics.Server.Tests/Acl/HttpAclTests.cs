@@ -48,7 +48,8 @@ public sealed class HttpAclTests
         var routes = admin.GetText("/api/endpoints").Split('\n', StringSplitOptions.RemoveEmptyEntries);
         Assert.Contains("GET /api/clients Operator watch clients", routes);
         Assert.Contains("POST /api/clients/{id:long}/kill Operator watch kill-clients", routes);
-        Assert.Contains("GET /api/debug/package Operator watch package", routes);
+        Assert.Contains("GET /api/debug/package Operator watch", routes); // what the login may see of it (below)
+        Assert.Contains("GET /api/debug/packages/{name} Operator watch package", routes); // the server's own, whole
         Assert.Contains("GET /api/acl/log Operator watch acl-log", routes);
         int refused = 0, allowed = 0;
         foreach (string line in routes)
@@ -86,12 +87,12 @@ public sealed class HttpAclTests
         var (listed, clients) = Send(watcher, HttpMethod.Get, "/api/clients");
         Assert.Equal(HttpStatusCode.OK, listed);
         Assert.StartsWith("[", clients);
-        // ... and a package needs everything a package holds: watch, clients, slowlog, keys, config, acl-log.
-        var (packageStatus, packageBody) = Send(watcher, HttpMethod.Get, "/api/debug/package");
+        // ... and a server's own (triggered) package needs everything a package holds: watch, clients, slowlog, keys, config, acl-log.
+        var (packageStatus, packageBody) = Send(watcher, HttpMethod.Get, "/api/debug/packages/none.zip");
         Assert.Equal(HttpStatusCode.Forbidden, packageStatus);
         Assert.Contains("+slowlog|get +scan +config|get +acl|log", packageBody);
         RespAssert.Ok(c.Call("ACL", "SETUSER", "watcher", "+slowlog|get", "+scan", "+config|get", "+acl|log"));
-        Assert.Equal(HttpStatusCode.OK, Send(watcher, HttpMethod.Get, "/api/debug/package").Status);
+        Assert.Equal(HttpStatusCode.NotFound, Send(watcher, HttpMethod.Get, "/api/debug/packages/none.zip").Status);
         // The script source needs function|list, checked by the endpoint on its query.
         var (source, sourceBody) = Send(watcher, HttpMethod.Get, "/api/scripts?source=true");
         Assert.Equal(HttpStatusCode.Forbidden, source);
@@ -141,6 +142,91 @@ public sealed class HttpAclTests
         Assert.Contains("\"client|kill\"", packaged);
         Assert.DoesNotContain("guess", packaged);
         Assert.DoesNotContain(WatcherPassword, packaged);
+    }
+
+    [Fact]
+    public async Task APackageHoldsWhatItsLoginMaySeeAndNamesWhatItLeavesOut()
+    {
+        using var server = StartWithWatcher();
+        using var c = server.Connect();
+        RespAssert.Ok(c.Call("AUTH", Password));
+        RespAssert.Ok(c.Call("SET", "secret-key", "secret-value"));
+        RespAssert.Ok(c.Call("CONFIG", "SET", "slowlog-log-slower-than", "0"));
+        RespAssert.Ok(c.Call("CLIENT", "SETNAME", "slow-client"));
+        RespAssert.Ok(c.Call("SET", "slow-key", "slow-value"));
+        using var admin = new ApiClient(server.HttpPort, Password);
+        using var watcher = Basic(server.HttpPort, "watcher", WatcherPassword);
+
+        // What the watcher's views say of the slow calls: which commands, never which client (its address and name are the client list's).
+        var watched = System.Text.Json.JsonSerializer.Deserialize(await watcher.GetStringAsync("/api/slowlog/summary"), ContractsJson.Default.SlowLogSummary)!;
+        Assert.Contains(watched.Commands, command => command.Command == "set");
+        Assert.Empty(watched.Clients);
+        Assert.Contains(admin.Get("/api/slowlog/summary", ContractsJson.Default.SlowLogSummary).Clients, client => client.Name == "slow-client");
+        // ... and the doctor, run over what the login may see, names no client either.
+        var watcherFinding = Assert.Single(System.Text.Json.JsonSerializer.Deserialize(await watcher.GetStringAsync("/api/doctor"), ContractsJson.Default.DoctorReport)!.Findings,
+            finding => finding.Rule == "slow-commands");
+        Assert.DoesNotContain("slow-client", watcherFinding.Seen);
+        Assert.DoesNotContain("127.0.0.1:", watcherFinding.Seen);
+        Assert.Contains("slow-client", Assert.Single(admin.Get("/api/doctor", ContractsJson.Default.DoctorReport).Findings, finding => finding.Rule == "slow-commands").Seen);
+
+        // The watcher's package: what watch shows, and a manifest naming each part left out and the rule that would add it.
+        var (partial, partialManifest) = Package(await watcher.GetByteArrayAsync("/api/debug/package"));
+        Assert.Equal("user 'watcher'", partialManifest.TakenBy);
+        var omitted = partialManifest.Omitted.ToDictionary(o => o.Name);
+        foreach (var (name, permission, rule) in new[]
+        {
+            ("clients.json", "clients", "+client|list"), ("clients-closed.json", "clients", "+client|list"), ("slowlog.json", "slowlog", "+slowlog|get"),
+            ("keyspace.json", "keys", "+scan"), ("hotkeys.json", "keys", "+scan"), ("config.json", "config", "+config|get"), ("acl-log.json", "acl-log", "+acl|log"),
+        })
+        {
+            Assert.True(omitted.TryGetValue(name, out var omission), $"{name} is named as left out: {string.Join(", ", omitted.Keys)}");
+            Assert.Equal(permission, omission!.Permissions);
+            Assert.Equal(rule, omission.Rules);
+            Assert.False(partial.ContainsKey(name), $"{name} is not in the watcher's package");
+            Assert.DoesNotContain(partialManifest.Entries, e => e.Name == name);
+        }
+        foreach (string kept in new[] { "info.json", "history.json", "threads.json", "doctor.json" })
+            Assert.True(partial.ContainsKey(kept), $"{kept} is in the watcher's package: {string.Join(", ", partial.Keys)}");
+        Assert.Equal(partialManifest.Entries.Select(e => e.Name).Order(), partial.Keys.Where(k => k != PackageManifest.FileName).Order());
+        foreach (var (name, text) in partial)
+        {
+            Assert.DoesNotContain("slow-value", text);
+            Assert.DoesNotContain("slow-key", text);
+            Assert.DoesNotContain("slow-client", text); // not in slowlog-summary.json or doctor.json either
+        }
+
+        // Granted +client|list over RESP, the next package has the clients too.
+        RespAssert.Ok(c.Call("ACL", "SETUSER", "watcher", "+client|list"));
+        var (granted, grantedManifest) = Package(await watcher.GetByteArrayAsync("/api/debug/package"));
+        Assert.True(granted.ContainsKey("clients.json"));
+        Assert.DoesNotContain(grantedManifest.Omitted, o => o.Name == "clients.json");
+        Assert.Contains(grantedManifest.Omitted, o => o.Name == "slowlog.json");
+
+        // A login that may see everything gets everything, and its manifest says nothing was left out.
+        var (whole, wholeManifest) = Package(Bytes(admin, "/api/debug/package"));
+        Assert.Empty(wholeManifest.Omitted);
+        Assert.Null(wholeManifest.TakenBy);
+        Assert.Contains("slow-value", whole["slowlog.json"]);
+        Assert.Contains("slow-client", whole["slowlog-summary.json"]);
+        Assert.True(whole.ContainsKey("config.json") && whole.ContainsKey("acl-log.json"));
+
+        // The studio opens the partial package and the offline doctor runs over what it holds.
+        using var upload = new ByteArrayContent(await watcher.GetByteArrayAsync("/api/debug/package"));
+        using var opened = await watcher.PostAsync("/api/debug/package?name=partial.zip", upload);
+        Assert.True(opened.IsSuccessStatusCode, $"the partial package opens: {(int)opened.StatusCode} {await opened.Content.ReadAsStringAsync()}");
+    }
+
+    private static (Dictionary<string, string> Files, PackageManifest Manifest) Package(byte[] zipBytes)
+    {
+        using var zip = new System.IO.Compression.ZipArchive(new MemoryStream(zipBytes));
+        var files = new Dictionary<string, string>();
+        foreach (var entry in zip.Entries)
+        {
+            using var reader = new StreamReader(entry.Open());
+            files[entry.FullName] = reader.ReadToEnd();
+        }
+        var manifest = System.Text.Json.JsonSerializer.Deserialize(files[PackageManifest.FileName], ContractsJson.Default.PackageManifest)!;
+        return (files, manifest);
     }
 
     [Fact]
