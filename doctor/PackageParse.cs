@@ -81,10 +81,20 @@ internal sealed class PackageParse
     {
         var manifest = Read(zip, PackageManifest.FileName, ContractsJson.Default.PackageManifest)
             ?? throw new InvalidPackageException($"{_fileName} is not a debug package: {PackageManifest.FileName} is missing");
-        // The server writes lists here; a hand-made manifest may say null, which the pages would trip over.
-        return manifest.Entries is null || manifest.Omitted is null
-            ? manifest with { Entries = manifest.Entries ?? [], Omitted = manifest.Omitted ?? [] }
+        // The server writes lists of objects here; a hand-made manifest may say null for a list or
+        // an element, which the pages would trip over.
+        return manifest.Entries is null || manifest.Omitted is null || manifest.Entries.Contains(null!) || manifest.Omitted.Contains(null!)
+            ? manifest with { Entries = WithoutNulls(manifest.Entries), Omitted = WithoutNulls(manifest.Omitted) }
             : manifest;
+    }
+
+    private static List<T> WithoutNulls<T>(IReadOnlyList<T>? items) where T : class
+    {
+        var kept = new List<T>();
+        foreach (var item in items ?? [])
+            if (item is not null)
+                kept.Add(item);
+        return kept;
     }
 
     /// <summary>The rules' input as it was when the package was taken; parts the package lacks stay empty.</summary>

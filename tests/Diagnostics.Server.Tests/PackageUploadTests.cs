@@ -110,6 +110,20 @@ public sealed class PackageUploadTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public void NullsInTheManifestsListsAreSkippedAndThePagesRender()
+    {
+        using var server = ServerProcess.Start();
+        using var api = new ApiClient(server.HttpPort);
+        var (status, body) = Upload(api, HostilePackages.NullsInManifestLists(), "nulls.zip");
+        Assert.True(status == HttpStatusCode.Created, $"answered {(int)status}: {body}");
+        var opened = JsonSerializer.Deserialize(body, ContractsJson.Default.PackageOpened)!;
+        string page = api.GetText(opened.Path + "/package");
+        Assert.DoesNotContain("This page failed", page);
+        Assert.Contains("mallory", page);
+        Assert.Contains("clients.json", page);
+    }
+
+    [Fact]
     public async Task RealPackageOpensAndIsCountedAgainstTheLimit()
     {
         using var server = ServerProcess.Start();

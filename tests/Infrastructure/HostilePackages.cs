@@ -72,6 +72,13 @@ public static class HostilePackages
             AddText(zip, name, "{}");
     });
 
+    /// <summary>
+    /// A manifest whose lists hold nulls where the server writes objects (an entry, a part left out),
+    /// claiming to be a partial package: its pages must still render.
+    /// </summary>
+    public static byte[] NullsInManifestLists() => Zip(zip =>
+        AddText(zip, "manifest.json", Manifest.Replace("\"entries\":[]", "\"entries\":[null],\"takenBy\":\"user 'mallory'\",\"omitted\":[null,{\"name\":\"clients.json\"}]", StringComparison.Ordinal)));
+
     private static byte[] Zip(Action<ZipArchive> fill)
     {
         var buffer = new MemoryStream();
