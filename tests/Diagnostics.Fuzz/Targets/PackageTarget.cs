@@ -2,13 +2,14 @@ using System.IO.Compression;
 using Diagnostics.Contracts;
 using Diagnostics.Doctor;
 using Diagnostics.Fuzz.Harness;
+using Diagnostics.Studio.Security;
 
 namespace Diagnostics.Fuzz.Targets;
 
 /// <summary>
 /// The debug package reader through its one entry point for untrusted packages,
 /// <see cref="PackageReader.Read"/>, as the studio opens an upload (PackageSource.Open), with
-/// the default limits; then the doctor's rules on what was read. An input starting "PK" is the
+/// the default limits; then the doctor's rules on what was read, whole and as a watch-only login sees it. An input starting "PK" is the
 /// zip itself (its directory and entries get fuzzed). Any other input is the parts' JSON
 /// separated by NUL bytes, stored uncompressed under the package's file names in order, so the
 /// JSON and the rules get fuzzed too (a mutated zip entry mostly fails its CRC). The documented
@@ -39,6 +40,14 @@ public sealed class PackageTarget : IFuzzTarget
             return;
         }
         DoctorRules.Examine(contents.Input);
+        // As a login that may only watch sees it (the parts it may not see emptied first).
+        DoctorRules.Examine(PermittedInput.Of(contents.Input, StudioPermissions.Watch));
+        // The studio's pages read every element of the manifest's lists (a partial package's too):
+        // the reader hands none of them over as null.
+        foreach (var entry in contents.Manifest.Entries)
+            _ = entry.Bytes;
+        foreach (var omitted in contents.Manifest.Omitted)
+            _ = omitted.Name;
     }
 
     /// <summary>A stored (uncompressed) zip of the NUL-separated parts.</summary>
