@@ -116,6 +116,9 @@ public sealed class DataServer : IDisposable
 
     public ServerConfig Config { get; }
     public CommandTable Commands { get; }
+    /// <summary>What an ACL user may see of the diagnostics (the studio's permissions), for HTTP logins and the doctor commands.</summary>
+    public Acl.AclStudioPermissions StudioPermissions => _studioPermissions ??= new Acl.AclStudioPermissions(Commands);
+    private Acl.AclStudioPermissions? _studioPermissions;
     public Keyspace Keyspace { get; }
     /// <summary>The always-on hot-key sampling (hotkey-sample-period).</summary>
     public Diagnostics.HotKeys.HotKeys HotKeys { get; }

@@ -28,7 +28,7 @@ public static class DoctorCommands
             c.Reply.Verbatim("I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n");
             return;
         }
-        var findings = Select(DoctorView.Examine(c.Server), LatencyAreas, LatencyRules);
+        var findings = Select(Examine(ref c), LatencyAreas, LatencyRules);
         c.Reply.Verbatim(findings.Count == 0
             ? "Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sleep tonight.\n"
             : Report("Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?", findings,
@@ -37,7 +37,7 @@ public static class DoctorCommands
 
     public static void MemoryDoctor(ref CommandContext c)
     {
-        var findings = Select(DoctorView.Examine(c.Server), MemoryAreas, MemoryRules);
+        var findings = Select(Examine(ref c), MemoryAreas, MemoryRules);
         if (findings.Count == 0)
         {
             c.Reply.Verbatim(Memory.TrackedAllocator.TotalBytes < 5 * 1024 * 1024
@@ -47,6 +47,13 @@ public static class DoctorCommands
         }
         c.Reply.Verbatim(Report("Sam, I detected a few issues in this Redis instance memory implants:", findings, "I'm here to keep you safe, Sam. I want to help you."));
     }
+
+    /// <summary>
+    /// The findings over what the caller's user may see, as the studio and API give them: a user
+    /// allowed a doctor but not CLIENT LIST or SCAN is told of no client's address or key's name.
+    /// </summary>
+    private static DoctorReport Examine(ref CommandContext c) =>
+        DoctorView.Examine(c.Server, c.Server.StudioPermissions.Of((c.Client.User ?? c.Server.Acl.Default).Current));
 
     private static List<Finding> Select(DoctorReport report, string[] areas, string[] rules)
     {

@@ -165,6 +165,25 @@ public sealed class DoctorTests
     }
 
     [Fact]
+    public void LatencyDoctorTellsAUserOnlyWhatItsRulesLetItSee()
+    {
+        // A user allowed the doctor but not CLIENT LIST hears of the slow calls, not of who made them,
+        // as the studio and API tell a login without the clients permission.
+        using var server = ServerProcess.Start("--slowlog-log-slower-than", "0", "--latency-monitor-threshold", "1",
+            "--user", "doc on >doc-pw +latency|doctor");
+        using var admin = server.Connect();
+        RespAssert.Ok(admin.Call("CLIENT", "SETNAME", "slow-client"));
+        RespAssert.Ok(admin.Call("SET", "k", "v"));
+        using var doc = server.Connect();
+        RespAssert.Ok(doc.Call("AUTH", "doc", "doc-pw"));
+        string told = doc.Call("LATENCY", "DOCTOR").Text!;
+        Assert.Contains("Slow commands were logged", told);
+        Assert.DoesNotContain("slow-client", told);
+        Assert.DoesNotContain("127.0.0.1:", told);
+        Assert.Contains("slow-client", admin.Call("LATENCY", "DOCTOR").Text);
+    }
+
+    [Fact]
     public void RejectedConnectionsAreReported()
     {
         using var server = ServerProcess.Start("--maxclients", "2");

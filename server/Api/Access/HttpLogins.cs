@@ -27,22 +27,11 @@ public sealed class HttpLogins : IStudioAccess
 
     private readonly DataServer _server;
     private readonly AuthFailureLimiter _limiter;
-    private readonly (StudioPermissions Permission, CommandSpec Spec)[] _grantingCommands;
 
     public HttpLogins(DataServer server, AuthFailureLimiter limiter)
     {
         _server = server;
         _limiter = limiter;
-        _grantingCommands = new (StudioPermissions, CommandSpec)[StudioPermission.All.Count];
-        for (int i = 0; i < _grantingCommands.Length; i++)
-        {
-            var info = StudioPermission.All[i];
-            string[] parts = info.Command.Split('|');
-            var spec = server.Commands.Find(parts[0]) ?? throw new InvalidOperationException($"no command '{parts[0]}' grants {info.Name}");
-            if (parts.Length > 1)
-                spec = spec.FindSubcommand(Encoding.ASCII.GetBytes(parts[1])) ?? throw new InvalidOperationException($"no subcommand '{info.Command}' grants {info.Name}");
-            _grantingCommands[i] = (info.Permission, spec);
-        }
     }
 
     /// <summary>
@@ -141,20 +130,7 @@ public sealed class HttpLogins : IStudioAccess
     }
 
     /// <summary>The permissions whose commands some selector of <paramref name="user"/> allows.</summary>
-    public StudioPermissions Permissions(AclUser user)
-    {
-        if (user.Unrestricted)
-            return StudioPermissions.All;
-        var granted = StudioPermissions.None;
-        foreach (var (permission, spec) in _grantingCommands)
-            foreach (var selector in user.Selectors)
-                if (selector.AllowsCall(spec, default))
-                {
-                    granted |= permission;
-                    break;
-                }
-        return granted;
-    }
+    public StudioPermissions Permissions(AclUser user) => _server.StudioPermissions.Of(user);
 
     private static string EndPoint(System.Net.IPAddress? ip, int port) => ip is null ? "" : EndPointText.Format(new System.Net.IPEndPoint(ip, port));
 
