@@ -1,7 +1,6 @@
 using System.Security.Claims;
 using System.Text;
 using Diagnostics.Server.Acl;
-using Diagnostics.Server.Commands;
 using Diagnostics.Server.Network;
 using Diagnostics.Studio.Security;
 
