@@ -34,6 +34,13 @@ public enum CommandFlags
     /// itself. COMMAND does not show it.
     /// </summary>
     Diagnostic = 1 << 17,
+    /// <summary>
+    /// Refused while a replica loads a snapshot asynchronously (Redis's no_async_loading). This
+    /// server loads before it serves (repl-diskless-load disabled), so it is only reported.
+    /// </summary>
+    NoAsyncLoading = 1 << 18,
+    /// <summary>May be called with no key at all although it takes keys (EVAL with numkeys 0): Redis's no_mandatory_keys, reported.</summary>
+    NoMandatoryKeys = 1 << 19,
 
     /// <summary>Touches no keys: runs on the connection's own thread, no shard involved.</summary>
     Connection = 1 << 20,

@@ -14,7 +14,8 @@ public static class CommandMetadata
         (CommandFlags.Admin, "admin"), (CommandFlags.PubSub, "pubsub"), (CommandFlags.NoScript, "noscript"),
         (CommandFlags.Blocking, "blocking"), (CommandFlags.Loading, "loading"), (CommandFlags.Stale, "stale"),
         (CommandFlags.SkipSlowlog, "skip_slowlog"), (CommandFlags.SkipMonitor, "skip_monitor"), (CommandFlags.Fast, "fast"), (CommandFlags.NoAuth, "no_auth"),
-        (CommandFlags.NoMulti, "no_multi"), (CommandFlags.AllowBusy, "allow_busy"),
+        (CommandFlags.NoMandatoryKeys, "no_mandatory_keys"), (CommandFlags.NoAsyncLoading, "no_async_loading"), (CommandFlags.NoMulti, "no_multi"),
+        (CommandFlags.AllowBusy, "allow_busy"),
     ];
 
     private static readonly string[] CategoryNames =
@@ -47,6 +48,9 @@ public static class CommandMetadata
         ["wait"] = AclCategories.Connection,
     };
 
+    /// <summary>Generic commands that Redis does not put in @keyspace, though their group would.</summary>
+    private static readonly HashSet<string> OutsideGroupCategory = new(StringComparer.OrdinalIgnoreCase) { "sort", "sort_ro", "wait" };
+
     /// <summary>Redis's flag names for <paramref name="spec"/>.</summary>
     public static List<string> Flags(CommandSpec spec)
     {
@@ -54,8 +58,9 @@ public static class CommandMetadata
         foreach (var (flag, name) in FlagNames)
             if ((spec.Flags & flag) != 0)
                 names.Add(name);
-        // Keys found by counting (numkeys) or by keyword (SORT's and GEORADIUS's STORE).
-        if (spec.KeyCountIndex > 0 || spec.StoreKey is not null)
+        // Keys found by counting (numkeys), by keyword (SORT's and GEORADIUS's STORE, XREAD's
+        // STREAMS) or by pattern (SORT_RO's BY and GET): a client must ask COMMAND GETKEYS.
+        if (spec.KeyCountIndex > 0 || spec.StoreKey is not null || spec.KeyRange is not null || spec.ReadsPatternKeys is not null)
             names.Add("movablekeys");
         return names;
     }
@@ -67,8 +72,8 @@ public static class CommandMetadata
     public static AclCategories Categories(CommandSpec spec)
     {
         var flags = spec.Flags;
-        var categories = GroupCategory(spec.Group);
         var top = spec.Parent ?? spec;
+        var categories = OutsideGroupCategory.Contains(top.Name) ? AclCategories.None : GroupCategory(spec.Group);
         if (DeclaredCategories.TryGetValue(top.Name, out var declared))
             categories |= declared;
         if ((flags & CommandFlags.Write) != 0) categories |= AclCategories.Write;

@@ -17,9 +17,9 @@ public static class ConnectionCommands
         const string g = "connection";
         table.Add(new CommandSpec("ping", -1, Connection | Fast | SubscribedContext, 0, 0, 0, Ping, g, "Returns the server's liveliness response.")
         { Arguments = [new("message", "string", Optional: true)] });
-        table.Add(new CommandSpec("echo", 2, Connection | Fast, 0, 0, 0, Echo, g, "Returns the given string.")
+        table.Add(new CommandSpec("echo", 2, Connection | Fast | Loading | Stale, 0, 0, 0, Echo, g, "Returns the given string.")
         { Arguments = [new("message", "string")] });
-        table.Add(new CommandSpec("hello", -1, Connection | Fast | NoAuth | NoScript | Loading | Stale, 0, 0, 0, Hello, g,
+        table.Add(new CommandSpec("hello", -1, Connection | Fast | NoAuth | NoScript | Loading | Stale | AllowBusy, 0, 0, 0, Hello, g,
             "Handshakes with the Redis server.", "6.0.0")
         {
             Arguments = [new("arguments", "block", Optional: true, Children: [
@@ -30,13 +30,13 @@ public static class ConnectionCommands
             Redact = (args, index, _) => (index >= 2 && Protocol.NumberFormat.EqualsIgnoreCase(args[index - 1], "auth"u8))
                 || (index >= 3 && Protocol.NumberFormat.EqualsIgnoreCase(args[index - 2], "auth"u8)),
         });
-        table.Add(new CommandSpec("auth", -2, Connection | Fast | NoAuth | NoScript | Loading | Stale, 0, 0, 0, Auth, g,
+        table.Add(new CommandSpec("auth", -2, Connection | Fast | NoAuth | NoScript | Loading | Stale | AllowBusy, 0, 0, 0, Auth, g,
             "Authenticates the connection.")
         { Arguments = [new("username", "string", Optional: true), new("password", "string")], Redact = (_, index, _) => index >= 1 });
         table.Add(new CommandSpec("select", 2, Connection | Fast | Loading | Stale, 0, 0, 0, Select, g, "Changes the selected database.")
         { Arguments = [new("index", "integer")] });
-        table.Add(new CommandSpec("quit", -1, Connection | Fast | NoAuth | Loading | Stale | TransactionControl | SubscribedContext, 0, 0, 0, Quit, g, "Closes the connection."));
-        table.Add(new CommandSpec("reset", 1, Connection | Fast | NoAuth | NoScript | Loading | Stale | TransactionControl | SubscribedContext, 0, 0, 0, Reset, g,
+        table.Add(new CommandSpec("quit", -1, Connection | Fast | NoAuth | NoScript | Loading | Stale | AllowBusy | TransactionControl | SubscribedContext, 0, 0, 0, Quit, g, "Closes the connection."));
+        table.Add(new CommandSpec("reset", 1, Connection | Fast | NoAuth | NoScript | Loading | Stale | AllowBusy | TransactionControl | SubscribedContext, 0, 0, 0, Reset, g,
             "Resets the connection.", "6.2.0"));
     }
 

@@ -13,7 +13,7 @@ public static class FunctionCommands
     public static void Register(CommandTable table)
     {
         const string g = "scripting";
-        const CommandFlags call = NoScript | Stale | SkipMonitor | MayReplicate | AllShards | RunsScript;
+        const CommandFlags call = NoScript | Stale | SkipMonitor | MayReplicate | NoMandatoryKeys | AllShards | RunsScript;
         CommandArgument[] callArguments = [new("function", "string"), new("numkeys", "integer"), new("key", "key", Optional: true, Multiple: true), new("arg", "string", Optional: true, Multiple: true)];
         table.Add(new CommandSpec("fcall", -3, call, 0, 0, 0, Call, g, "Invokes a function.", "7.0.0", "Depends on the function that is executed.")
         { KeyCountIndex = 2, Arguments = callArguments });

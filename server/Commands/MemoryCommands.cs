@@ -44,7 +44,7 @@ public static unsafe class MemoryCommands
                 new CommandSpec("stats", 2, None, 0, 0, 0, Stats, g, "Returns details about memory usage.", "4.0.0"),
                 new CommandSpec("malloc-stats", 2, None, 0, 0, 0, MallocStats, g, "Returns the allocator statistics.", "4.0.0", allocatorDependent),
                 new CommandSpec("purge", 2, None, 0, 0, 0, Purge, g, "Asks the allocator to release memory.", "4.0.0", allocatorDependent),
-                new CommandSpec("doctor", 2, Connection | Admin | Diagnostic, 0, 0, 0, DoctorCommands.MemoryDoctor, g, "Outputs a memory problems report.", "4.0.0"),
+                new CommandSpec("doctor", 2, Connection | Diagnostic, 0, 0, 0, DoctorCommands.MemoryDoctor, g, "Outputs a memory problems report.", "4.0.0"),
                 new CommandSpec("help", 2, Loading | Stale, 0, 0, 0, Help, g, "Returns helpful text about the different subcommands.", "4.0.0")));
     }
 

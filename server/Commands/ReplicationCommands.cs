@@ -15,18 +15,18 @@ public static class ReplicationCommands
     {
         const string g = "server";
         var args = new CommandArgument[] { new("host", "string"), new("port", "integer") };
-        table.Add(new CommandSpec("replicaof", 3, Admin | NoScript | Stale | AllShards, 0, 0, 0, ReplicaOf, g,
+        table.Add(new CommandSpec("replicaof", 3, Admin | NoScript | Stale | NoAsyncLoading | AllShards, 0, 0, 0, ReplicaOf, g,
             "Configures a server as replica of another, or promotes it to a master.", "5.0.0") { Arguments = args });
-        table.Add(new CommandSpec("slaveof", 3, Admin | NoScript | Stale | AllShards, 0, 0, 0, ReplicaOf, g,
+        table.Add(new CommandSpec("slaveof", 3, Admin | NoScript | Stale | NoAsyncLoading | AllShards, 0, 0, 0, ReplicaOf, g,
             "Sets a Redis server as a replica of another, or promotes it to being a master.") { Arguments = args });
         // The master side: a replica's handshake and sync, and WAIT. They hold no shard when they
         // start (a full sync takes its own cut), and Admin sends them off the socket thread.
-        table.Add(new CommandSpec("psync", -3, Connection | Admin | NoScript | NoMulti, 0, 0, 0, Psync, g,
+        table.Add(new CommandSpec("psync", -3, Connection | Admin | NoScript | NoAsyncLoading | NoMulti, 0, 0, 0, Psync, g,
             "An internal command used in replication.", "2.8.0")
         {
             Arguments = [new("replicationid", "string"), new("offset", "integer")],
         });
-        table.Add(new CommandSpec("sync", 1, Connection | Admin | NoScript | NoMulti, 0, 0, 0, Sync, g,
+        table.Add(new CommandSpec("sync", 1, Connection | Admin | NoScript | NoAsyncLoading | NoMulti, 0, 0, 0, Sync, g,
             "An internal command used in replication.", "1.0.0"));
         table.Add(new CommandSpec("replconf", -1, Connection | Admin | NoScript | Loading | Stale | AllowBusy, 0, 0, 0, ReplConf, g,
             "An internal command for configuring the replication stream.", "3.0.0"));

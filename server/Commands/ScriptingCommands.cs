@@ -12,7 +12,7 @@ public static class ScriptingCommands
     public static void Register(CommandTable table)
     {
         const string g = "scripting";
-        const CommandFlags eval = NoScript | Stale | SkipMonitor | MayReplicate | AllShards | RunsScript;
+        const CommandFlags eval = NoScript | Stale | SkipMonitor | MayReplicate | NoMandatoryKeys | AllShards | RunsScript;
         CommandArgument[] evalArguments = [new("script", "string"), new("numkeys", "integer"), new("key", "key", Optional: true, Multiple: true), new("arg", "string", Optional: true, Multiple: true)];
         CommandArgument[] shaArguments = [new("sha1", "string"), new("numkeys", "integer"), new("key", "key", Optional: true, Multiple: true), new("arg", "string", Optional: true, Multiple: true)];
         const string complexity = "Depends on the script that is executed.";

@@ -13,14 +13,14 @@ public static class ServerCommands
             "Returns the Unix timestamp of the last successful save to disk."));
         // SAVE and BGSAVE take the snapshot's cut themselves (every shard for a moment), holding
         // nothing when they start; Admin sends them off the socket thread.
-        table.Add(new CommandSpec("save", 1, Connection | Admin | NoScript | NoMulti, 0, 0, 0, Save, g,
+        table.Add(new CommandSpec("save", 1, Connection | Admin | NoScript | NoAsyncLoading | NoMulti, 0, 0, 0, Save, g,
             "Synchronously saves the database(s) to disk.", "1.0.0", "O(N) where N is the total number of keys in all databases"));
-        table.Add(new CommandSpec("bgsave", -1, Connection | Admin | NoScript, 0, 0, 0, BgSave, g,
+        table.Add(new CommandSpec("bgsave", -1, Connection | Admin | NoScript | NoAsyncLoading, 0, 0, 0, BgSave, g,
             "Asynchronously saves the database(s) to disk.", "1.0.0", "O(1)")
         {
             Arguments = [new("schedule", "pure-token", Optional: true, Token: "SCHEDULE")],
         });
-        table.Add(new CommandSpec("bgrewriteaof", 1, Connection | Admin | NoScript, 0, 0, 0, BgRewriteAof, g,
+        table.Add(new CommandSpec("bgrewriteaof", 1, Connection | Admin | NoScript | NoAsyncLoading, 0, 0, 0, BgRewriteAof, g,
             "Asynchronously rewrites the append-only file to disk."));
         table.Add(new CommandSpec("shutdown", -1, Connection | Admin | NoScript | Loading | Stale | NoMulti | AllowBusy, 0, 0, 0, Shutdown, g,
             "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0",

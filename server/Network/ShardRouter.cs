@@ -22,9 +22,9 @@ internal sealed class ShardRouter
     // How long a socket engine thread may wait for a busy shard before the connection moves to
     // the thread pool to wait there (see ThreadPoolHop).
     private const int SocketThreadShardWaitMs = 1;
-    // Commands that can run long (whole-keyspace, administrative) leave the socket engine thread
-    // first; scripts decide for themselves (ScriptEngine.SocketThreadBudgetMs).
-    private const CommandFlags MayRunLong = CommandFlags.AllShards | CommandFlags.Admin;
+    // Commands that can run long (whole-keyspace, administrative, the doctors' examinations)
+    // leave the socket engine thread first; scripts decide for themselves (ScriptEngine.SocketThreadBudgetMs).
+    private const CommandFlags MayRunLong = CommandFlags.AllShards | CommandFlags.Admin | CommandFlags.Diagnostic;
 
     private readonly ClientConnection _connection;
     private readonly DataServer _server;
